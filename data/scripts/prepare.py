@@ -1,0 +1,105 @@
+"""Build training data for a translation model whose attention we align: text, SentencePiece, binarized.
+
+Protocol (lilt/alignment-scripts, the usual one for unsupervised aligners): the training text plus
+the test sentences (never their gold links), the test sentences repeated ``--test-repeat`` times.
+Kobayashi et al. (2020) instead removed the test sentences from the training data.
+
+Everything is lowercased (as in the paper); the test side keeps the gold set's tokenization, so
+SentencePiece pieces map back to the gold's words by the '▁' marker.
+
+Example (En-Fr demo model):
+  python data/scripts/prepare.py --src en --tgt fr --out work/enfr \
+      --train ../shared/data/parallel/multi30k/tok/train.lc.norm.tok.{en,fr} \
+      --valid ../shared/data/parallel/multi30k/tok/val.lc.norm.tok.{en,fr} \
+      --test ../shared/data/gold/enfr_hansards/enfr.src-tgt --test-repeat 20 --vocab 8000
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+
+from align.formats import read_text_pairs  # noqa: E402
+
+
+def _read(path: str) -> list[str]:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [" ".join(line.split()) for line in f]
+
+
+def _pairs(src_path: str, tgt_path: str) -> list[tuple[str, str]]:
+    s, t = _read(src_path), _read(tgt_path)
+    if len(s) != len(t):
+        raise SystemExit(f"{src_path} has {len(s)} lines but {tgt_path} has {len(t)}")
+    return [(a.lower(), b.lower()) for a, b in zip(s, t) if a and b]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--src", required=True)
+    ap.add_argument("--tgt", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--train", nargs="+", required=True, help="SRC TGT file pairs")
+    ap.add_argument("--valid", nargs=2, required=True)
+    ap.add_argument("--test", required=True, help="'src ||| tgt' gold text (source first)")
+    ap.add_argument("--test-repeat", type=int, default=20)
+    ap.add_argument("--vocab", type=int, default=8000)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    if len(args.train) % 2:
+        ap.error("--train takes SRC TGT file pairs")
+    import sentencepiece as spm
+
+    os.makedirs(args.out, exist_ok=True)
+    train = []
+    for i in range(0, len(args.train), 2):
+        train += _pairs(args.train[i], args.train[i + 1])
+    test = [(" ".join(s).lower(), " ".join(t).lower()) for s, t in read_text_pairs(args.test)]
+    train += test * args.test_repeat
+    random.Random(args.seed).shuffle(train)
+    valid = _pairs(*args.valid)
+    raw = os.path.join(args.out, "raw")
+    os.makedirs(raw, exist_ok=True)
+    for split, data in (("train", train), ("valid", valid), ("test", test)):
+        for side, k in ((args.src, 0), (args.tgt, 1)):
+            with open(os.path.join(raw, f"{split}.{side}"), "w", encoding="utf-8") as f:
+                f.writelines(p[k] + "\n" for p in data)
+    spm_prefix = os.path.join(args.out, "spm")
+    spm.SentencePieceTrainer.train(
+        input=[os.path.join(raw, f"train.{args.src}"), os.path.join(raw, f"train.{args.tgt}")],
+        model_prefix=spm_prefix, vocab_size=args.vocab, model_type="bpe", character_coverage=1.0,
+        bos_id=-1, eos_id=-1, pad_id=-1, unk_id=0, num_threads=2,
+        minloglevel=2)
+    sp = spm.SentencePieceProcessor(model_file=spm_prefix + ".model")
+    bpe = os.path.join(args.out, "bpe")
+    os.makedirs(bpe, exist_ok=True)
+    for split in ("train", "valid", "test"):
+        for side in (args.src, args.tgt):
+            with open(os.path.join(raw, f"{split}.{side}"), encoding="utf-8") as f:
+                lines = [" ".join(sp.encode(line.rstrip("\n"), out_type=str)) for line in f]
+            with open(os.path.join(bpe, f"{split}.{side}"), "w", encoding="utf-8") as f:
+                f.writelines(line + "\n" for line in lines)
+    subprocess.run(["fairseq-preprocess", "--source-lang", args.src, "--target-lang", args.tgt,
+                    "--trainpref", f"{bpe}/train", "--validpref", f"{bpe}/valid", "--testpref", f"{bpe}/test",
+                    "--destdir", os.path.join(args.out, "bin"), "--joined-dictionary", "--workers", "2"],
+                   check=True)
+    meta = {"train_pairs": len(train), "test_pairs": len(test), "test_repeat": args.test_repeat,
+            "valid_pairs": len(valid), "vocab": args.vocab, "seed": args.seed,
+            "sentencepiece": spm.__version__, "train_files": args.train, "test_file": args.test}
+    with open(os.path.join(args.out, "prepare.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    print(json.dumps(meta))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

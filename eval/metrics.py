@@ -1,0 +1,179 @@
+"""Alignment Error Rate (Och & Ney 2003), precision, recall and F1, corpus-level (micro).
+
+With hypothesis links A, sure gold links S and possible gold links P (S is a subset of P):
+``precision = |A & P| / |A|``, ``recall = |A & S| / |S|``,
+``AER = 1 - (|A & S| + |A & P|) / (|A| + |S|)``, ``F1 = 2 P R / (P + R)``.
+Every count is summed over the corpus before dividing. Empty sets give defined values: an empty
+hypothesis has precision 1 (it claims nothing false), an empty gold has recall 1, AER is 0 when
+both are empty, and F1 is 0 when precision + recall is 0.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from align.links import Alignments
+
+
+@dataclass(frozen=True)
+class SentenceCounts:
+    """Per-sentence counts, each (n_sentences,) int64: |A|, |S|, |A & S|, |A & P|."""
+
+    hyp: np.ndarray
+    sure: np.ndarray
+    hyp_sure: np.ndarray
+    hyp_possible: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.hyp)
+
+    def totals(self) -> np.ndarray:
+        """The four corpus totals as a (4,) array."""
+        return np.array([self.hyp.sum(), self.sure.sum(), self.hyp_sure.sum(), self.hyp_possible.sum()])
+
+    def stacked(self) -> np.ndarray:
+        """(4, n_sentences) float64 matrix of the counts, rows in field order."""
+        return np.stack([self.hyp, self.sure, self.hyp_sure, self.hyp_possible]).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class AERScore:
+    """Corpus scores as fractions in [0, 1], with the counts behind them."""
+
+    aer: float
+    precision: float
+    recall: float
+    f1: float
+    links: int
+    sentences: int
+    sure: int
+    matched_sure: int
+    matched_possible: int
+    ci: dict = field(default_factory=dict)
+
+    def as_dict(self, name: str | None = None) -> dict:
+        """JSON-ready dict, rates in percent (unrounded)."""
+        d = {"hyp": name} if name is not None else {}
+        d.update(aer=100 * self.aer, precision=100 * self.precision, recall=100 * self.recall,
+                 f1=100 * self.f1, links=self.links, sentences=self.sentences, sure=self.sure,
+                 matched_sure=self.matched_sure, matched_possible=self.matched_possible)
+        if self.ci:
+            d["ci"] = {k: [100 * v[0], 100 * v[1]] for k, v in self.ci.items()}
+        return d
+
+    def format(self, name: str | None = None, is_json: bool = False) -> str:
+        """One line of text (``AER 20.6 P 91.3 R 70.2 F1 79.4 links 7964 sents 508``) or JSON."""
+        if is_json:
+            return json.dumps(self.as_dict(name))
+        ci = ""
+        if "aer" in self.ci:
+            lo, hi = self.ci["aer"]
+            ci = f" [{100 * lo:.1f}, {100 * hi:.1f}]"
+        head = f"{name}: " if name else ""
+        return (f"{head}AER {100 * self.aer:.1f}{ci} P {100 * self.precision:.1f} "
+                f"R {100 * self.recall:.1f} F1 {100 * self.f1:.1f} links {self.links} "
+                f"sents {self.sentences}")
+
+
+def count_matches(gold: Alignments, hyp: Alignments) -> SentenceCounts:
+    """Per-sentence counts of hypothesis links against gold; both corpora must have equal length."""
+    if len(gold) != len(hyp):
+        raise ValueError(f"gold has {len(gold)} sentences but hypothesis has {len(hyp)}")
+    n = len(gold)
+    g_keys = gold.keys()  # sorted, unique
+    h_keys = hyp.keys()
+    h_sent = hyp.sentence_ids()
+    pos = np.searchsorted(g_keys, h_keys)
+    pos_c = np.minimum(pos, max(len(g_keys) - 1, 0))
+    in_p = (pos < len(g_keys)) & (g_keys[pos_c] == h_keys) if len(g_keys) else np.zeros(len(h_keys), bool)
+    in_s = in_p & gold.sure[pos_c] if len(g_keys) else in_p
+    g_sent = gold.sentence_ids()
+    return SentenceCounts(
+        hyp=np.diff(hyp.offsets),
+        sure=np.bincount(g_sent[gold.sure], minlength=n).astype(np.int64),
+        hyp_sure=np.bincount(h_sent[in_s], minlength=n).astype(np.int64),
+        hyp_possible=np.bincount(h_sent[in_p], minlength=n).astype(np.int64),
+    )
+
+
+def rates(totals: np.ndarray) -> np.ndarray:
+    """(4, ...) totals |A|, |S|, |A&S|, |A&P| -> (4, ...) AER, precision, recall, F1 (fractions)."""
+    a, s, a_s, a_p = (np.asarray(t, dtype=np.float64) for t in totals)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(a > 0, a_p / a, 1.0)
+        recall = np.where(s > 0, a_s / s, 1.0)
+        aer = np.where(a + s > 0, 1.0 - (a_s + a_p) / (a + s), 0.0)
+        f1 = np.where(precision + recall > 0, 2 * precision * recall / (precision + recall), 0.0)
+    return np.stack([aer, precision, recall, f1])
+
+
+def score_counts(counts: SentenceCounts) -> AERScore:
+    """Corpus scores from per-sentence counts."""
+    t = counts.totals()
+    aer, p, r, f = (float(x) for x in rates(t))
+    return AERScore(aer, p, r, f, links=int(t[0]), sentences=len(counts), sure=int(t[1]),
+                    matched_sure=int(t[2]), matched_possible=int(t[3]))
+
+
+def score_corpus(gold: Alignments, hyp: Alignments) -> AERScore:
+    """Corpus-level AER, precision, recall, F1 of ``hyp`` against ``gold`` (sure/possible)."""
+    return score_counts(count_matches(gold, hyp))
+
+
+def score_sentences(gold: Alignments, hyp: Alignments) -> np.ndarray:
+    """Per-sentence (n_sentences, 4) AER, precision, recall, F1 (fractions)."""
+    return rates(count_matches(gold, hyp).stacked()).T
+
+
+def _resampled_totals(stacked: np.ndarray, n_samples: int, seed: int) -> np.ndarray:
+    """(4, n_samples) count totals of bootstrap resamples of the sentences (columns of ``stacked``).
+
+    Resamples are drawn in chunks so memory stays near ``2e7`` floats whatever the corpus size.
+    """
+    n = stacked.shape[1]
+    rng = np.random.default_rng(seed)
+    out = np.empty((stacked.shape[0], n_samples))
+    chunk = max(1, int(2e7 // max(n, 1)))
+    for start in range(0, n_samples, chunk):
+        k = min(chunk, n_samples - start)
+        idx = rng.integers(0, n, size=(k, n))
+        for r in range(stacked.shape[0]):
+            out[r, start:start + k] = stacked[r][idx].sum(axis=1)
+    return out
+
+
+def bootstrap_ci(counts: SentenceCounts, n_samples: int = 1000, confidence: float = 0.95,
+                 seed: int = 12345) -> dict[str, tuple[float, float]]:
+    """Percentile bootstrap intervals over sentences for aer, precision, recall, f1 (Koehn 2004)."""
+    if len(counts) == 0:
+        return {}
+    stats = rates(_resampled_totals(counts.stacked(), n_samples, seed))
+    lo, hi = (1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100
+    return {name: (float(np.percentile(row, lo)), float(np.percentile(row, hi)))
+            for name, row in zip(("aer", "precision", "recall", "f1"), stats)}
+
+
+def paired_bootstrap(baseline: SentenceCounts, system: SentenceCounts, n_samples: int = 1000,
+                     seed: int = 12345) -> dict[str, float]:
+    """Paired bootstrap test (Koehn 2004): is ``system``'s AER lower than ``baseline``'s?
+
+    Both are resampled with the same sentences. ``p_value`` is the share of resamples in which
+    the system is not better, ``(count + 1) / (n_samples + 1)`` as sacrebleu smooths it.
+    """
+    if len(baseline) != len(system):
+        raise ValueError(f"paired test needs equal corpora; got {len(baseline)} and {len(system)} sentences")
+    if len(baseline) == 0:
+        return {"p_value": 1.0, "delta": 0.0, "delta_ci": (0.0, 0.0)}
+    # One draw of sentence indices serves both systems: stack their counts and resample together.
+    both = _resampled_totals(np.vstack([baseline.stacked(), system.stacked()]), n_samples, seed)
+    aer_b, aer_s = rates(both[:4])[0], rates(both[4:])[0]
+    not_better = int(np.sum(aer_s >= aer_b))
+    delta = aer_s - aer_b
+    return {"p_value": (not_better + 1) / (n_samples + 1),
+            "delta": float(rates(system.totals())[0] - rates(baseline.totals())[0]),
+            "delta_ci": (float(np.percentile(delta, 2.5)), float(np.percentile(delta, 97.5)))}
+
+
