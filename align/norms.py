@@ -1,0 +1,232 @@
+"""Norm-based source attribution for one encoder-decoder cross-attention layer (torch only).
+
+Shapes: ``B`` batch, ``H`` heads, ``T`` target positions, ``S`` source positions, ``D`` model
+width, ``d = D / H``. Score tensors are ``(B, T, S)`` (or ``(B, H, T, S)`` per head): target first,
+as everywhere in this toolkit.
+
+Cross-attention output at target position i (fairseq's MultiheadAttention):
+``attn_i = sum_h sum_j alpha^h_ij f^h(x_j) + b_O`` with ``f^h(x) = (x W_V^h + b_V^h) W_O^h``.
+Kobayashi et al. (2020) score source j by ``||alpha^h_ij f^h(x_j)||`` (``norm-head``) or
+``||sum_h alpha^h_ij f^h(x_j)||`` (``norm``); ``b_V`` belongs to ``f`` as in the paper, ``b_O``
+(the same for every source token) to no token.
+
+The layer-level norm never materializes the ``(B, H, T, S, D)`` vectors: with the Gram matrix
+``G_j[h, h'] = <f^h(x_j), f^h'(x_j)>`` (``(B, S, H, H)``), ``||sum_h a_h f^h||^2 = a^T G_j a``, so
+the cost is ``O(T S H^2 + S H^2 D)`` instead of ``O(T S H D)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+from torch import Tensor
+
+
+@dataclass(frozen=True)
+class CrossAttentionLayer:
+    """Weights of one cross-attention block: value and output projections (torch Linear layout,
+    ``weight`` is ``(out, in)``), head count, and the block's LayerNorm.
+
+    ``normalize_before`` False is post-LN (fairseq's default: ``LN(y + attn)``); True is pre-LN
+    (``y + attn(LN(y))``; the block output is not normalized).
+    """
+
+    v_weight: Tensor  # (D, D)
+    v_bias: Tensor | None  # (D,)
+    out_weight: Tensor  # (D, D)
+    out_bias: Tensor | None  # (D,)
+    num_heads: int
+    ln_weight: Tensor | None = None  # (D,)
+    ln_bias: Tensor | None = None  # (D,)
+    ln_eps: float = 1e-5
+    normalize_before: bool = False
+
+    @classmethod
+    def from_fairseq(cls, layer) -> "CrossAttentionLayer":
+        """Read a fairseq ``TransformerDecoderLayer`` (duck-typed: no fairseq import here)."""
+        att, ln = layer.encoder_attn, layer.encoder_attn_layer_norm
+        return cls(att.v_proj.weight, att.v_proj.bias, att.out_proj.weight, att.out_proj.bias,
+                   att.num_heads, ln.weight, ln.bias, ln.eps, layer.normalize_before)
+
+
+def value_vectors(x: Tensor, layer: CrossAttentionLayer) -> Tensor:
+    """``f^h(x_j)`` for every head and source token: x (B, S, D) -> (B, H, S, D)."""
+    B, S, D = x.shape
+    H = layer.num_heads
+    v = torch.nn.functional.linear(x, layer.v_weight, layer.v_bias)  # (B, S, D)
+    v = v.view(B, S, H, D // H).transpose(1, 2)  # (B, H, S, d)
+    w_o = layer.out_weight.view(layer.out_weight.shape[0], H, D // H).permute(1, 2, 0)  # (H, d, D_out)
+    return v @ w_o
+
+
+def value_norms(f: Tensor) -> Tensor:
+    """``||f^h(x_j)||``: (B, H, S, D) -> (B, H, S)."""
+    return f.norm(dim=-1)
+
+
+def _gram(f: Tensor) -> Tensor:
+    """Per source token Gram matrix of the head vectors: (B, H, S, D) -> (B, S, H, H)."""
+    fs = f.transpose(1, 2)  # (B, S, H, D)
+    return fs @ fs.transpose(-1, -2)
+
+
+def _quad_norm(alpha: Tensor, gram: Tensor) -> Tensor:
+    """``sqrt(a^T G_j a)`` for a = alpha[:, :, i, j]: alpha (B, H, T, S), gram (B, S, H, H) -> (B, T, S)."""
+    a = alpha.permute(0, 3, 2, 1)  # (B, S, T, H)
+    sq = ((a @ gram) * a).sum(-1)  # (B, S, T): one (T, H) x (H, H) product per source token
+    # Rounding can make a tiny square negative; a norm is never below 0.
+    return sq.clamp_min(0).sqrt().transpose(1, 2)
+
+
+def score_attn(alpha: Tensor) -> Tensor:
+    """Attention weights averaged over heads (the baseline): (B, H, T, S) -> (B, T, S)."""
+    return alpha.mean(dim=1)
+
+
+def score_norm_head(alpha: Tensor, f: Tensor) -> Tensor:
+    """``||alpha^h_ij f^h(x_j)|| = alpha^h_ij ||f^h(x_j)||`` (alpha >= 0): (B, H, T, S) (Kobayashi et al. 2020)."""
+    return alpha * value_norms(f).unsqueeze(2)
+
+
+def score_norm(alpha: Tensor, f: Tensor) -> Tensor:
+    """``||sum_h alpha^h_ij f^h(x_j)||``: alpha (B, H, T, S), f (B, H, S, D) -> (B, T, S) (Kobayashi et al. 2020)."""
+    return _quad_norm(alpha, _gram(f))
+
+
+def _ln_linear(v: Tensor, weight: Tensor | None) -> Tensor:
+    """The linear part of LayerNorm before the 1/std scaling: centre over D, times the gain."""
+    v = v - v.mean(dim=-1, keepdim=True)
+    return v * weight if weight is not None else v
+
+
+def ln_scale(z: Tensor, eps: float) -> Tensor:
+    """LayerNorm's per-position scale ``sqrt(var(z) + eps)``: (..., D) -> (...)."""
+    return (z.var(dim=-1, unbiased=False) + eps).sqrt()
+
+
+@dataclass(frozen=True)
+class BlockScores:
+    """Attention-block attribution: ``source`` (B, T, S) norms of each source token's vector,
+    ``residual`` (B, T) the norm of the target-side residual's vector, ``mixing`` (B, T) the
+    source share ``||sum_j s_ij|| / (||sum_j s_ij|| + ||r_i||)``."""
+
+    source: Tensor
+    residual: Tensor
+    mixing: Tensor
+
+
+def score_attn_res_ln(alpha: Tensor, f: Tensor, residual: Tensor, attn_out: Tensor,
+                      layer: CrossAttentionLayer) -> BlockScores:
+    """Attention block (attention + residual + LayerNorm) decomposed per token (Kobayashi et al. 2021).
+
+    alpha (B, H, T, S), f (B, H, S, D), residual y (B, T, D), attn_out (B, T, D) the attention
+    output with ``b_O`` (what is added to the residual).
+
+    Post-LN: ``LN(y_i + sum_j z_ij + b_O) = sum_j L(z_ij) / s_i + L(y_i) / s_i + L(b_O) / s_i + beta``
+    with ``z_ij = sum_h alpha^h_ij f^h(x_j)``, ``L`` the centring and gain (linear), and ``s_i`` the
+    LayerNorm scale of the real pre-LN sum, so the parts add up exactly to the block output. The
+    bias parts ``L(b_O) / s_i + beta`` belong to no token and are left out of both scores.
+    L is linear, so the source norms come from the Gram matrix of ``L(f^h(x_j))`` as in ``norm``.
+
+    Pre-LN: the block output ``y_i + sum_j z_ij + b_O`` is not normalized (the LayerNorm acts on
+    the query, which moves alpha but no value vector), so the source vector is ``z_ij`` itself and
+    the residual vector is ``y_i``.
+    """
+    if layer.normalize_before:
+        src = _quad_norm(alpha, _gram(f))
+        mixed = attn_out - (layer.out_bias if layer.out_bias is not None else 0)
+        res = residual.norm(dim=-1)
+    else:
+        scale = ln_scale(residual + attn_out, layer.ln_eps)  # (B, T)
+        g = _ln_linear(f, layer.ln_weight)
+        src = _quad_norm(alpha, _gram(g)) / scale.unsqueeze(-1)
+        # sum_j z_ij = attn_out - b_O; L is linear so sum_j L(z_ij) = L(attn_out - b_O).
+        bias = layer.out_bias if layer.out_bias is not None else torch.zeros_like(attn_out[..., 0, 0])
+        mixed = _ln_linear(attn_out - bias, layer.ln_weight) / scale.unsqueeze(-1)
+        res = (_ln_linear(residual, layer.ln_weight) / scale.unsqueeze(-1)).norm(dim=-1)
+    mixed_norm = mixed.norm(dim=-1)
+    denom = mixed_norm + res
+    mixing = torch.where(denom > 0, mixed_norm / denom.clamp_min(1e-30), torch.zeros_like(denom))
+    return BlockScores(src, res, mixing)
+
+
+def decompose_block(alpha: Tensor, f: Tensor, residual: Tensor, attn_out: Tensor,
+                    layer: CrossAttentionLayer) -> tuple[Tensor, Tensor, Tensor]:
+    """The literal decomposition, for checks: per-source vectors (B, T, S, D), residual vector
+    (B, T, D) and the bias vector (B, T, D) whose sum is the block output (post-LN: after the LN).
+
+    Materializes ``(B, T, S, D)``: use on small inputs only.
+    """
+    z = torch.einsum("bhts,bhsd->btsd", alpha, f)
+    b_o = layer.out_bias if layer.out_bias is not None else torch.zeros(f.shape[-1], dtype=f.dtype)
+    if layer.normalize_before:
+        return z, residual, b_o.expand_as(residual)
+    scale = ln_scale(residual + attn_out, layer.ln_eps)[..., None]
+    src = _ln_linear(z, layer.ln_weight) / scale.unsqueeze(-1)
+    res = _ln_linear(residual, layer.ln_weight) / scale
+    beta = layer.ln_bias if layer.ln_bias is not None else 0
+    bias = _ln_linear(b_o.expand_as(residual), layer.ln_weight) / scale + beta
+    return src, res, bias
+
+
+@dataclass(frozen=True)
+class LayerInputs:
+    """What one decoder layer's cross-attention saw: alpha (B, H, T, S) (0 on padded sources),
+    encoder output x (B, S, D), residual y (B, T, D) and attention output (B, T, D)."""
+
+    alpha: Tensor
+    x: Tensor
+    residual: Tensor
+    attn_out: Tensor
+
+
+METHODS: dict[str, str] = {
+    "attn": "attention weights, mean over heads",
+    "attn-head": "attention weights per head",
+    "norm": "||sum_h alpha f^h(x)|| (Kobayashi et al. 2020)",
+    "norm-head": "||alpha f^h(x)|| per head (Kobayashi et al. 2020)",
+    "attn-res-ln": "attention + residual + LayerNorm block, source vectors' norms (Kobayashi et al. 2021)",
+}
+"""Score methods and what they compute; per-head methods end in ``-head``."""
+
+
+def check_methods(methods: list[str] | tuple[str, ...]) -> None:
+    """Raise ValueError naming the valid methods if any is unknown."""
+    bad = [m for m in methods if m not in METHODS]
+    if bad:
+        raise ValueError(f"unknown method(s) {', '.join(bad)}; valid: {', '.join(METHODS)}")
+
+
+def layer_scores(inputs: LayerInputs, layer: CrossAttentionLayer, methods: list[str] | tuple[str, ...],
+                 src_mask: Tensor | None = None, tgt_mask: Tensor | None = None) -> dict[str, Tensor]:
+    """Every requested method for one layer: name -> (B, T, S), or (B, H, T, S) for ``*-head``.
+
+    ``src_mask`` (B, S) and ``tgt_mask`` (B, T) are True on real tokens; padded positions score 0.
+    ``attn-res-ln`` also yields ``attn-res-ln:mixing`` (B, T).
+    """
+    check_methods(methods)
+    alpha = inputs.alpha
+    if src_mask is not None:
+        alpha = alpha * src_mask[:, None, None, :].to(alpha.dtype)
+    out: dict[str, Tensor] = {}
+    f = value_vectors(inputs.x, layer) if any(m != "attn" and m != "attn-head" for m in methods) else None
+    compute: dict[str, Callable[[], Tensor]] = {
+        "attn": lambda: score_attn(alpha),
+        "attn-head": lambda: alpha,
+        "norm": lambda: score_norm(alpha, f),
+        "norm-head": lambda: score_norm_head(alpha, f),
+    }
+    for m in methods:
+        if m == "attn-res-ln":
+            block = score_attn_res_ln(alpha, f, inputs.residual, inputs.attn_out, layer)
+            out[m] = block.source
+            out[m + ":mixing"] = block.mixing
+        else:
+            out[m] = compute[m]()
+    if tgt_mask is not None:
+        for k, v in out.items():
+            m = tgt_mask.to(v.dtype)
+            out[k] = v * (m[:, None, :, None] if v.dim() == 4 else m[..., None] if v.dim() == 3 else m)
+    return out

@@ -1,0 +1,156 @@
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from align.norms import (METHODS, CrossAttentionLayer, LayerInputs, decompose_block, layer_scores,  # noqa: E402
+                         score_attn_res_ln, score_norm, score_norm_head, value_vectors)
+
+
+def _layer(D=16, H=4, pre=False, seed=0, identity_out=False):
+    g = torch.Generator().manual_seed(seed)
+    r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
+    out_w = torch.eye(D) if identity_out else r(D, D) / D ** 0.5
+    return CrossAttentionLayer(r(D, D) / D ** 0.5, r(D), out_w, r(D), H, 1 + 0.1 * r(D), r(D), 1e-5, pre)
+
+
+def _inputs(B=2, H=4, T=5, S=6, D=16, seed=1, pad_src=None):
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(B, H, T, S, generator=g)
+    if pad_src is not None:
+        logits[..., pad_src:] = float("-inf")
+    alpha = logits.softmax(-1)
+    return alpha, torch.randn(B, S, D, generator=g), torch.randn(B, T, D, generator=g)
+
+
+def _literal(alpha, x, layer):
+    """The papers' definitions, materialized: every alpha^h_ij f^h(x_j) vector, in plain loops."""
+    B, H, T, S = alpha.shape
+    D = x.shape[-1]
+    d = D // H
+    per_head = torch.zeros(B, H, T, S)
+    summed = torch.zeros(B, T, S)
+    for b in range(B):
+        for j in range(S):
+            v = x[b, j] @ layer.v_weight.T + layer.v_bias
+            fs = [v[h * d:(h + 1) * d] @ layer.out_weight[:, h * d:(h + 1) * d].T for h in range(H)]
+            for i in range(T):
+                vecs = [alpha[b, h, i, j] * fs[h] for h in range(H)]
+                for h in range(H):
+                    per_head[b, h, i, j] = vecs[h].norm()
+                summed[b, i, j] = torch.stack(vecs).sum(0).norm()
+    return per_head, summed
+
+
+def _attn_out(alpha, f, layer):
+    return torch.einsum("bhts,bhsd->btd", alpha, f) + layer.out_bias
+
+
+@pytest.mark.parametrize("H", [1, 4])
+def test_fast_equals_literal(H):
+    layer = _layer(H=H)
+    alpha, x, _ = _inputs(H=H)
+    f = value_vectors(x, layer)
+    per_head, summed = _literal(alpha, x, layer)
+    torch.testing.assert_close(score_norm_head(alpha, f), per_head, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(score_norm(alpha, f), summed, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("pre", [False, True])
+def test_block_decomposition_adds_up(pre):
+    layer = _layer(pre=pre)
+    alpha, x, y = _inputs()
+    f = value_vectors(x, layer)
+    attn_out = _attn_out(alpha, f, layer)
+    src, res, bias = decompose_block(alpha, f, y, attn_out, layer)
+    total = src.sum(2) + res + bias
+    if pre:
+        expected = y + attn_out
+    else:
+        expected = torch.nn.functional.layer_norm(y + attn_out, (16,), layer.ln_weight, layer.ln_bias, layer.ln_eps)
+        # before the LayerNorm, too: the raw vectors add up to the pre-LN sum
+        z = torch.einsum("bhts,bhsd->btsd", alpha, f)
+        torch.testing.assert_close(z.sum(2) + y + layer.out_bias, y + attn_out, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(total, expected, rtol=1e-4, atol=1e-5)
+    block = score_attn_res_ln(alpha, f, y, attn_out, layer)
+    torch.testing.assert_close(block.source, src.norm(dim=-1), rtol=1e-4, atol=1e-6)
+    torch.testing.assert_close(block.residual, res.norm(dim=-1), rtol=1e-5, atol=1e-6)
+    mixed = src.sum(2).norm(dim=-1)
+    torch.testing.assert_close(block.mixing, mixed / (mixed + res.norm(dim=-1)), rtol=1e-4, atol=1e-6)
+    assert ((block.mixing >= 0) & (block.mixing <= 1)).all()
+
+
+def test_identity_output_equal_value_norms_gives_attention():
+    # W_V = 0, b_V = a unit vector inside each head's slice, W_O = I: f^h(x_j) = that unit vector
+    # for every j, so norm-head = alpha exactly; the heads' vectors are orthogonal, so
+    # norm = sqrt(sum_h alpha_h^2).
+    D, H = 8, 2
+    b_v = torch.zeros(D)
+    b_v[0] = 1.0  # head 0's slice is dims 0..3
+    b_v[4] = 1.0  # head 1's slice is dims 4..7
+    layer = CrossAttentionLayer(torch.zeros(D, D), b_v, torch.eye(D), torch.zeros(D), H)
+    alpha, x, _ = _inputs(H=H, D=D)
+    f = value_vectors(x, layer)
+    torch.testing.assert_close(score_norm_head(alpha, f), alpha)
+    torch.testing.assert_close(score_norm(alpha, f), alpha.pow(2).sum(1).sqrt())
+
+
+def test_padding_scores_exactly_zero():
+    layer = _layer()
+    alpha, x, y = _inputs(pad_src=4)
+    f = value_vectors(x, layer)
+    attn_out = _attn_out(alpha, f, layer)
+    src_mask = torch.ones(2, 6, dtype=torch.bool)
+    src_mask[:, 4:] = False
+    tgt_mask = torch.ones(2, 5, dtype=torch.bool)
+    tgt_mask[1, 3:] = False
+    out = layer_scores(LayerInputs(alpha, x, y, attn_out), layer, list(METHODS), src_mask, tgt_mask)
+    for name, v in out.items():
+        if v.dim() >= 3:
+            assert (v[..., 4:] == 0).all(), name
+        assert (v[1, ..., 3:, :] == 0).all() if v.dim() == 3 else True
+    assert (out["attn-res-ln:mixing"][1, 3:] == 0).all()
+
+
+def test_unknown_method():
+    with pytest.raises(ValueError, match="valid: attn, attn-head, norm"):
+        layer_scores(LayerInputs(*_inputs()[:2], *_inputs()[2:], _inputs()[2]), _layer(), ["grad"])
+
+
+def test_real_fairseq_layer():
+    """On a real fairseq TransformerDecoderLayer: our alpha, f and block vectors reproduce its output."""
+    pytest.importorskip("fairseq")
+    from argparse import Namespace
+
+    from fairseq.models.transformer import base_architecture
+    from fairseq.modules import TransformerDecoderLayer
+
+    for pre in (False, True):
+        args = Namespace(decoder_embed_dim=32, decoder_attention_heads=4, decoder_ffn_embed_dim=64,
+                         encoder_embed_dim=32, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+                         decoder_normalize_before=pre)
+        base_architecture(args)
+        torch.manual_seed(0)
+        dec = TransformerDecoderLayer(args).eval()
+        T, S, B = 5, 7, 2
+        x_dec = torch.randn(T, B, 32)
+        enc = torch.randn(S, B, 32)
+        pad = torch.zeros(B, S, dtype=torch.bool)
+        pad[1, 5:] = True
+        captured = {}
+        dec.encoder_attn.register_forward_hook(
+            lambda m, a, kw, out: captured.update(q=kw["query"], out=out[0], w=out[1]), with_kwargs=True)
+        dec.encoder_attn_layer_norm.register_forward_hook(lambda m, a, out: captured.setdefault("ln", []).append((a[0], out)))
+        dec(x_dec, enc, pad, need_attn=True, need_head_weights=True)
+        layer = CrossAttentionLayer.from_fairseq(dec)
+        alpha = captured["w"].transpose(0, 1)  # (H, B, T, S) -> (B, H, T, S)
+        x = enc.transpose(0, 1)
+        f = value_vectors(x, layer)
+        attn_out = captured["out"].transpose(0, 1)
+        torch.testing.assert_close(_attn_out(alpha, f, layer), attn_out, rtol=1e-4, atol=1e-5)
+        ln_in, ln_out = captured["ln"][0]
+        residual = ln_in.transpose(0, 1) if pre else ln_in.transpose(0, 1) - attn_out
+        src, res, bias = decompose_block(alpha, f, residual, attn_out, layer)
+        if pre:
+            assert alpha[1, :, :, 5:].abs().max() == 0
+        else:
+            torch.testing.assert_close(src.sum(2) + res + bias, ln_out.transpose(0, 1), rtol=1e-4, atol=1e-5)
