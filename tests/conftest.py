@@ -1,9 +1,11 @@
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 SHARED = Path(os.environ.get("NORM_ALIGN_SHARED", ROOT.parent / "shared" / "data"))
 
 

@@ -5,7 +5,7 @@ set -euo pipefail
 work=$1; src=$2; tgt=$3; max_updates=$4; shift 4
 fairseq-train "$work/bin" --source-lang "$src" --target-lang "$tgt" \
   --arch transformer --share-all-embeddings \
-  --encoder-layers 6 --decoder-layers 6 --encoder-embed-dim 256 --decoder-embed-dim 256 \
+  --encoder-layers "${LAYERS:-6}" --decoder-layers "${LAYERS:-6}" --encoder-embed-dim 256 --decoder-embed-dim 256 \
   --encoder-ffn-embed-dim 1024 --decoder-ffn-embed-dim 1024 \
   --encoder-attention-heads 4 --decoder-attention-heads 4 \
   --dropout 0.2 --attention-dropout 0.1 --weight-decay 0.0001 \

@@ -1,0 +1,67 @@
+"""From a decoder's score rows to word links: AWO/AWI row selection, subword->word, decoding (numpy).
+
+A teacher-forced decoder sees ``prev = [EOS, y_0, ..., y_{n-1}]`` and predicts
+``target = [y_0, ..., y_{n-1}, EOS]``; its score matrix has one row per decoder step,
+``(n + 1, src_len)``. AWO reads target token k at the step that *outputs* it (row k); AWI reads it
+at the step where it is the *input* (row k + 1), as in Kobayashi et al. (2020) and Shift-Att
+(Chen et al. 2020). The final EOS is never a target word.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .decode import decode
+from .subwords import SPECIAL, aggregate_scores, subword_links_to_words
+
+SHIFTS = ("awo", "awi")
+
+
+def select_rows(step_scores: np.ndarray, n_target: int, shift: str) -> np.ndarray:
+    """Rows of (steps, src_len) decoder scores for the ``n_target`` target tokens before EOS: (n_target, src_len)."""
+    if shift not in SHIFTS:
+        raise ValueError(f"unknown shift {shift!r}; valid: {', '.join(SHIFTS)}")
+    start = 0 if shift == "awo" else 1
+    if step_scores.shape[0] < n_target + start:
+        raise ValueError(f"{step_scores.shape[0]} decoder steps cannot give {shift} rows for {n_target} target tokens")
+    return step_scores[start:start + n_target]
+
+
+def token_scores_to_links(scores: np.ndarray, src_words: np.ndarray, tgt_words: np.ndarray,
+                          level: str = "word", decoder: str = "argmax", src_reduce: str = "sum",
+                          tgt_reduce: str = "mean") -> list[tuple[int, int]]:
+    """Token scores (tgt_tok, src_tok) -> sorted ``(src, tgt)`` links at word or subword level.
+
+    ``word``: aggregate to words (sum over a source word's pieces, mean over a target word's,
+    by default), then decode. ``subword``: decode the token matrix without special tokens; link
+    indices are then token positions among the non-special tokens. ``word-any``: decode at
+    subword level, then link two words if any of their pieces are linked (awesome-align).
+    """
+    if level == "word":
+        return decode(aggregate_scores(scores, src_words, tgt_words, src_reduce, tgt_reduce), decoder)
+    keep_s = np.flatnonzero(src_words != SPECIAL)
+    keep_t = np.flatnonzero(tgt_words != SPECIAL)
+    tok_links = decode(scores[np.ix_(keep_t, keep_s)], decoder)
+    if level == "subword":
+        return tok_links
+    if level == "word-any":
+        return subword_links_to_words(tok_links, src_words[keep_s], tgt_words[keep_t])
+    raise ValueError(f"unknown level {level!r}; valid: word, subword, word-any")
+
+
+LEVELS = ("word", "subword", "word-any")
+
+
+def dump_name(method: str, shift: str, layer: int, head: int | None = None) -> str:
+    """File name of one (method, shift, layer[, head]) alignment in a dump folder; ``align-eval --plot``
+    reads the layer from it."""
+    return f"{method}-{shift}-layer{layer}" + (f"-head{head}" if head is not None else "") + ".align"
+
+
+def check_choices(values: Sequence[str], valid: Sequence[str], what: str) -> None:
+    """Raise ValueError listing the valid names if any value is unknown."""
+    bad = [v for v in values if v not in valid]
+    if bad:
+        raise ValueError(f"unknown {what} {', '.join(bad)}; valid: {', '.join(valid)}")
