@@ -17,14 +17,14 @@ the cost is ``O(T S H^2 + S H^2 D)`` instead of ``O(T S H D)``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
 from torch import Tensor
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class CrossAttentionLayer:
     """Weights of one cross-attention block: value and output projections (torch Linear layout,
     ``weight`` is ``(out, in)``), head count, and the block's LayerNorm.
@@ -42,6 +42,17 @@ class CrossAttentionLayer:
     ln_bias: Tensor | None = None  # (D,)
     ln_eps: float = 1e-5
     normalize_before: bool = False
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def gram_weight(self, folded: bool = False) -> Tensor:
+        """``W^T W`` (D, D) for ``W = W_O`` (or ``ln_out_weight`` when ``folded``), cached per layer:
+        ``<f^h(x), f^k(x)> = v^h (W^T W)[h, k] v^k`` needs no per-token output vector."""
+        key = (folded, self.out_weight._version, None if self.ln_weight is None else self.ln_weight._version)
+        if key not in self._cache:
+            w = ln_out_weight(self) if folded else self.out_weight
+            self._cache.clear()
+            self._cache[key] = w.T @ w
+        return self._cache[key]
 
     @classmethod
     def from_fairseq(cls, layer) -> "CrossAttentionLayer":
@@ -51,14 +62,43 @@ class CrossAttentionLayer:
                    att.num_heads, ln.weight, ln.bias, ln.eps, layer.normalize_before)
 
 
-def value_vectors(x: Tensor, layer: CrossAttentionLayer) -> Tensor:
-    """``f^h(x_j)`` for every head and source token: x (B, S, D) -> (B, H, S, D)."""
+def value_vectors(x: Tensor, layer: CrossAttentionLayer, out_weight: Tensor | None = None) -> Tensor:
+    """``f^h(x_j)`` for every head and source token: x (B, S, D) -> (B, H, S, D).
+
+    The result is a view of a ``(B, S, H, D)`` tensor, the layout the Gram products want. The
+    heads' output products run as one ``bmm`` over all (batch, source) rows, so no weight is
+    copied per sentence. ``out_weight`` replaces ``W_O`` (see ``score_attn_res_ln``).
+    """
     B, S, D = x.shape
     H = layer.num_heads
+    w = layer.out_weight if out_weight is None else out_weight
     v = torch.nn.functional.linear(x, layer.v_weight, layer.v_bias)  # (B, S, D)
-    v = v.view(B, S, H, D // H).transpose(1, 2)  # (B, H, S, d)
-    w_o = layer.out_weight.view(layer.out_weight.shape[0], H, D // H).permute(1, 2, 0)  # (H, d, D_out)
-    return v @ w_o
+    v = v.reshape(B * S, H, D // H).transpose(0, 1)  # (H, B*S, d)
+    w_o = w.view(w.shape[0], H, D // H).permute(1, 2, 0)  # (H, d, D_out)
+    f = torch.bmm(v, w_o)  # (H, B*S, D_out)
+    return f.transpose(0, 1).contiguous().view(B, S, H, -1).transpose(1, 2)
+
+
+def values(x: Tensor, layer: CrossAttentionLayer) -> Tensor:
+    """Value projections of all heads, ``x W_V + b_V``: (B, S, D) -> (B, S, D)."""
+    return torch.nn.functional.linear(x, layer.v_weight, layer.v_bias)
+
+
+def value_gram(x: Tensor, layer: CrossAttentionLayer, folded: bool = False, v: Tensor | None = None) -> Tensor:
+    """Gram matrix of the head vectors per source token, ``G_j[h, k] = <f^h(x_j), f^k(x_j)>``:
+    x (B, S, D) -> (B, S, H, H). ``folded`` uses the post-LN LayerNorm's centring and gain
+    folded into ``W_O`` (for ``attn-res-ln``). ``v`` reuses ``values(x, layer)``. Cost
+    ``O(S D^2)``; ``f`` is never formed.
+    """
+    B, S, D = x.shape
+    H = layer.num_heads
+    d = D // H
+    n = B * S
+    v = (values(x, layer) if v is None else v).reshape(n, D)  # (N, D)
+    q = layer.gram_weight(folded).view(H, d, D)  # rows of W^T W grouped by head
+    w = torch.bmm(v.view(n, H, d).transpose(0, 1), q)  # (H, N, D): w[h, n] = v^h_n (W^T W)[h, :]
+    g = (w * v).view(H, n, H, d).sum(-1)  # (H, N, H): g[h, n, k] = v^h (W^T W)[h, k] v^k
+    return g.permute(1, 0, 2).reshape(B, S, H, H)
 
 
 def value_norms(f: Tensor) -> Tensor:
@@ -85,20 +125,28 @@ def score_attn(alpha: Tensor) -> Tensor:
     return alpha.mean(dim=1)
 
 
-def score_norm_head(alpha: Tensor, f: Tensor) -> Tensor:
-    """``||alpha^h_ij f^h(x_j)|| = alpha^h_ij ||f^h(x_j)||`` (alpha >= 0): (B, H, T, S) (Kobayashi et al. 2020)."""
-    return alpha * value_norms(f).unsqueeze(2)
+def score_norm_head(alpha: Tensor, gram: Tensor) -> Tensor:
+    """``||alpha^h_ij f^h(x_j)|| = alpha^h_ij ||f^h(x_j)||`` (alpha >= 0): alpha (B, H, T, S), gram
+    (B, S, H, H) -> (B, H, T, S) (Kobayashi et al. 2020)."""
+    norms = torch.diagonal(gram, dim1=-2, dim2=-1).clamp_min(0).sqrt()  # (B, S, H)
+    return alpha * norms.transpose(1, 2).unsqueeze(2)
 
 
-def score_norm(alpha: Tensor, f: Tensor) -> Tensor:
-    """``||sum_h alpha^h_ij f^h(x_j)||``: alpha (B, H, T, S), f (B, H, S, D) -> (B, T, S) (Kobayashi et al. 2020)."""
-    return _quad_norm(alpha, _gram(f))
+def score_norm(alpha: Tensor, gram: Tensor) -> Tensor:
+    """``||sum_h alpha^h_ij f^h(x_j)||``: alpha (B, H, T, S), gram (B, S, H, H) -> (B, T, S) (Kobayashi et al. 2020)."""
+    return _quad_norm(alpha, gram)
 
 
 def _ln_linear(v: Tensor, weight: Tensor | None) -> Tensor:
     """The linear part of LayerNorm before the 1/std scaling: centre over D, times the gain."""
     v = v - v.mean(dim=-1, keepdim=True)
     return v * weight if weight is not None else v
+
+
+def ln_out_weight(layer: CrossAttentionLayer) -> Tensor:
+    """``W_O`` with the post-LN LayerNorm's centring and gain folded in: ``L(v W_O^T) = v (L W_O)^T``, (D, D)."""
+    w = layer.out_weight - layer.out_weight.mean(dim=0, keepdim=True)
+    return w * layer.ln_weight[:, None] if layer.ln_weight is not None else w
 
 
 def ln_scale(z: Tensor, eps: float) -> Tensor:
@@ -117,31 +165,33 @@ class BlockScores:
     mixing: Tensor
 
 
-def score_attn_res_ln(alpha: Tensor, f: Tensor, residual: Tensor, attn_out: Tensor,
+def score_attn_res_ln(alpha: Tensor, gram: Tensor, residual: Tensor, attn_out: Tensor,
                       layer: CrossAttentionLayer) -> BlockScores:
     """Attention block (attention + residual + LayerNorm) decomposed per token (Kobayashi et al. 2021).
 
-    alpha (B, H, T, S), f (B, H, S, D), residual y (B, T, D), attn_out (B, T, D) the attention
-    output with ``b_O`` (what is added to the residual).
+    alpha (B, H, T, S), residual y (B, T, D), attn_out (B, T, D) the attention output with
+    ``b_O`` (what is added to the residual). ``gram`` (B, S, H, H) must be
+    ``value_gram(x, layer, folded=True)`` for post-LN layers (the LayerNorm's centring and gain
+    folded into ``W_O``) and ``value_gram(x, layer)`` for pre-LN ones.
 
     Post-LN: ``LN(y_i + sum_j z_ij + b_O) = sum_j L(z_ij) / s_i + L(y_i) / s_i + L(b_O) / s_i + beta``
     with ``z_ij = sum_h alpha^h_ij f^h(x_j)``, ``L`` the centring and gain (linear), and ``s_i`` the
     LayerNorm scale of the real pre-LN sum, so the parts add up exactly to the block output. The
     bias parts ``L(b_O) / s_i + beta`` belong to no token and are left out of both scores.
-    L is linear, so the source norms come from the Gram matrix of ``L(f^h(x_j))`` as in ``norm``.
+    L is linear, so ``L(f^h(x)) = v^h (L W_O^h)``: the source norms come from the Gram matrix of
+    value vectors made with the folded weight, as in ``norm``.
 
     Pre-LN: the block output ``y_i + sum_j z_ij + b_O`` is not normalized (the LayerNorm acts on
     the query, which moves alpha but no value vector), so the source vector is ``z_ij`` itself and
     the residual vector is ``y_i``.
     """
     if layer.normalize_before:
-        src = _quad_norm(alpha, _gram(f))
+        src = _quad_norm(alpha, gram)
         mixed = attn_out - (layer.out_bias if layer.out_bias is not None else 0)
         res = residual.norm(dim=-1)
     else:
         scale = ln_scale(residual + attn_out, layer.ln_eps)  # (B, T)
-        g = _ln_linear(f, layer.ln_weight)
-        src = _quad_norm(alpha, _gram(g)) / scale.unsqueeze(-1)
+        src = _quad_norm(alpha, gram) / scale.unsqueeze(-1)
         # sum_j z_ij = attn_out - b_O; L is linear so sum_j L(z_ij) = L(attn_out - b_O).
         bias = layer.out_bias if layer.out_bias is not None else torch.zeros_like(attn_out[..., 0, 0])
         mixed = _ln_linear(attn_out - bias, layer.ln_weight) / scale.unsqueeze(-1)
@@ -211,16 +261,24 @@ def layer_scores(inputs: LayerInputs, layer: CrossAttentionLayer, methods: list[
     if src_mask is not None:
         alpha = alpha * src_mask[:, None, None, :].to(alpha.dtype)
     out: dict[str, Tensor] = {}
-    f = value_vectors(inputs.x, layer) if any(m != "attn" and m != "attn-head" for m in methods) else None
+    plain = folded = None
+    need_plain = any(m in ("norm", "norm-head") or (m == "attn-res-ln" and layer.normalize_before) for m in methods)
+    need_folded = "attn-res-ln" in methods and not layer.normalize_before
+    v = values(inputs.x, layer) if need_plain or need_folded else None
+    if need_plain:
+        plain = value_gram(inputs.x, layer, v=v)
+    if need_folded:
+        folded = value_gram(inputs.x, layer, folded=True, v=v)
     compute: dict[str, Callable[[], Tensor]] = {
         "attn": lambda: score_attn(alpha),
         "attn-head": lambda: alpha,
-        "norm": lambda: score_norm(alpha, f),
-        "norm-head": lambda: score_norm_head(alpha, f),
+        "norm": lambda: score_norm(alpha, plain),
+        "norm-head": lambda: score_norm_head(alpha, plain),
     }
     for m in methods:
         if m == "attn-res-ln":
-            block = score_attn_res_ln(alpha, f, inputs.residual, inputs.attn_out, layer)
+            block = score_attn_res_ln(alpha, plain if layer.normalize_before else folded, inputs.residual,
+                                      inputs.attn_out, layer)
             out[m] = block.source
             out[m + ":mixing"] = block.mixing
         else:

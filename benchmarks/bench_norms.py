@@ -18,7 +18,7 @@ WORKER = r"""
 import json, resource, sys, time
 import torch
 torch.manual_seed(0)
-from align.norms import CrossAttentionLayer, value_vectors, score_norm, score_norm_head, score_attn_res_ln
+from align.norms import CrossAttentionLayer, value_vectors, value_gram, score_norm, score_norm_head
 B, H, D, T, S, mode, repeat = [int(a) if a.isdigit() else a for a in sys.argv[1:]]
 layer = CrossAttentionLayer(torch.randn(D, D) / D**.5, torch.randn(D), torch.randn(D, D) / D**.5, torch.randn(D), H,
                             torch.ones(D), torch.zeros(D))
@@ -29,8 +29,8 @@ def literal():
     vec = alpha[..., None] * f[:, :, None]          # (B, H, T, S, D)
     return vec.norm(dim=-1), vec.sum(1).norm(dim=-1)
 def fast():
-    f = value_vectors(x, layer)
-    return score_norm_head(alpha, f), score_norm(alpha, f)
+    g = value_gram(x, layer)
+    return score_norm_head(alpha, g), score_norm(alpha, g)
 fn = literal if mode == "literal" else fast
 fn()  # warm-up: allocator and kernels
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -47,19 +47,20 @@ MEM = r"""
 import json, resource, sys
 import torch
 torch.manual_seed(0)
-from align.norms import CrossAttentionLayer, value_vectors, score_norm, score_norm_head
+from align.norms import CrossAttentionLayer, value_vectors, value_gram, score_norm, score_norm_head
 B, H, D, T, S, mode = [int(a) if a.isdigit() else a for a in sys.argv[1:]]
 layer = CrossAttentionLayer(torch.randn(D, D) / D**.5, torch.randn(D), torch.randn(D, D) / D**.5, torch.randn(D), H)
 alpha = torch.randn(B, H, T, S).softmax(-1)
 x = torch.randn(B, S, D)
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 with torch.no_grad():
-    f = value_vectors(x, layer)
     if mode == "literal":
+        f = value_vectors(x, layer)
         vec = alpha[..., None] * f[:, :, None]
         r = (vec.norm(dim=-1), vec.sum(1).norm(dim=-1))
     else:
-        r = (score_norm_head(alpha, f), score_norm(alpha, f))
+        g = value_gram(x, layer)
+        r = (score_norm_head(alpha, g), score_norm(alpha, g))
 print(json.dumps({"extra_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024}))
 """
 

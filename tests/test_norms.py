@@ -3,7 +3,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from align.norms import (METHODS, CrossAttentionLayer, LayerInputs, decompose_block, layer_scores,  # noqa: E402
-                         score_attn_res_ln, score_norm, score_norm_head, value_vectors)
+                         ln_out_weight, score_attn_res_ln, score_norm, score_norm_head, value_gram,
+                         value_vectors)
 
 
 def _layer(D=16, H=4, pre=False, seed=0, identity_out=False):
@@ -49,10 +50,23 @@ def _attn_out(alpha, f, layer):
 def test_fast_equals_literal(H):
     layer = _layer(H=H)
     alpha, x, _ = _inputs(H=H)
-    f = value_vectors(x, layer)
+    gram = value_gram(x, layer)
     per_head, summed = _literal(alpha, x, layer)
-    torch.testing.assert_close(score_norm_head(alpha, f), per_head, rtol=1e-5, atol=1e-6)
-    torch.testing.assert_close(score_norm(alpha, f), summed, rtol=1e-4, atol=1e-6)
+    torch.testing.assert_close(score_norm_head(alpha, gram), per_head, rtol=1e-4, atol=1e-6)
+    torch.testing.assert_close(score_norm(alpha, gram), summed, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("folded", [False, True])
+def test_value_gram_equals_gram_of_vectors(folded):
+    layer = _layer()
+    _, x, _ = _inputs()
+    f = value_vectors(x, layer, ln_out_weight(layer) if folded else None)  # (B, H, S, D)
+    # the folded weight gives exactly the LayerNorm's centring and gain applied to f
+    if folded:
+        raw = value_vectors(x, layer)
+        torch.testing.assert_close(f, (raw - raw.mean(-1, keepdim=True)) * layer.ln_weight, rtol=1e-4, atol=1e-5)
+    expected = torch.einsum("bhsd,bksd->bshk", f, f)
+    torch.testing.assert_close(value_gram(x, layer, folded), expected, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("pre", [False, True])
@@ -71,7 +85,7 @@ def test_block_decomposition_adds_up(pre):
         z = torch.einsum("bhts,bhsd->btsd", alpha, f)
         torch.testing.assert_close(z.sum(2) + y + layer.out_bias, y + attn_out, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(total, expected, rtol=1e-4, atol=1e-5)
-    block = score_attn_res_ln(alpha, f, y, attn_out, layer)
+    block = score_attn_res_ln(alpha, value_gram(x, layer, folded=not pre), y, attn_out, layer)
     torch.testing.assert_close(block.source, src.norm(dim=-1), rtol=1e-4, atol=1e-6)
     torch.testing.assert_close(block.residual, res.norm(dim=-1), rtol=1e-5, atol=1e-6)
     mixed = src.sum(2).norm(dim=-1)
@@ -89,9 +103,9 @@ def test_identity_output_equal_value_norms_gives_attention():
     b_v[4] = 1.0  # head 1's slice is dims 4..7
     layer = CrossAttentionLayer(torch.zeros(D, D), b_v, torch.eye(D), torch.zeros(D), H)
     alpha, x, _ = _inputs(H=H, D=D)
-    f = value_vectors(x, layer)
-    torch.testing.assert_close(score_norm_head(alpha, f), alpha)
-    torch.testing.assert_close(score_norm(alpha, f), alpha.pow(2).sum(1).sqrt())
+    gram = value_gram(x, layer)
+    torch.testing.assert_close(score_norm_head(alpha, gram), alpha)
+    torch.testing.assert_close(score_norm(alpha, gram), alpha.pow(2).sum(1).sqrt())
 
 
 def test_padding_scores_exactly_zero():

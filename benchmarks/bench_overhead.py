@@ -1,0 +1,87 @@
+"""Overhead of computing ``norm`` and ``attn-res-ln`` for every decoder layer over a plain
+teacher-forced forward pass of the same fairseq Transformer, same batch, same run (issue 3
+target: under 1.3x). Also reports ``attn`` alone and the per-head methods.
+Usage: python benchmarks/bench_overhead.py [--layers 6] [--dim 512] [--heads 8] [--batch 32] [--len 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def build(layers: int, dim: int, heads: int, vocab: int = 8000):
+    from argparse import Namespace
+
+    from fairseq.data import Dictionary
+    from fairseq.models.transformer import TransformerModel, base_architecture
+
+    d = Dictionary()
+    for i in range(vocab):
+        d.add_symbol(f"w{i}")
+    args = Namespace(encoder_layers=layers, decoder_layers=layers, encoder_embed_dim=dim, decoder_embed_dim=dim,
+                     encoder_ffn_embed_dim=4 * dim, decoder_ffn_embed_dim=4 * dim, encoder_attention_heads=heads,
+                     decoder_attention_heads=heads, share_all_embeddings=True, dropout=0.0,
+                     max_source_positions=1024, max_target_positions=1024)
+    base_architecture(args)
+    task = Namespace(source_dictionary=d, target_dictionary=d)
+    return TransformerModel.build_model(args, task).eval(), d
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--layers", type=int, default=6)
+    ap.add_argument("--dim", type=int, default=512)
+    ap.add_argument("--heads", type=int, default=8)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--len", type=int, default=30)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args(argv)
+    from fairseq_plugins.engine import score_pairs
+
+    torch.manual_seed(0)
+    model, d = build(args.layers, args.dim, args.heads)
+    g = torch.Generator().manual_seed(1)
+    src = [torch.cat([torch.randint(10, len(d), (int(n),), generator=g), torch.tensor([d.eos()])])
+           for n in torch.randint(args.len // 2, args.len * 3 // 2, (args.batch,), generator=g)]
+    tgt = [torch.cat([torch.randint(10, len(d), (int(n),), generator=g), torch.tensor([d.eos()])])
+           for n in torch.randint(args.len // 2, args.len * 3 // 2, (args.batch,), generator=g)]
+    layers = list(range(args.layers))
+    from fairseq_plugins.engine import _collate
+
+    src_tokens = _collate(src, d.pad(), left=True)
+    lengths = torch.tensor([len(s) for s in src])
+    prev = _collate([torch.cat([s.new_tensor([d.eos()]), s[:-1]]) for s in tgt], d.pad(), left=False)
+
+    def plain():
+        with torch.no_grad():
+            model(src_tokens, lengths, prev)
+
+    def timed(fn) -> float:
+        fn()
+        best = float("inf")
+        for _ in range(args.repeat):
+            t = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - t)
+        return best
+
+    base = timed(plain)
+    print(f"model: {args.layers}+{args.layers} layers, d={args.dim}, {args.heads} heads; batch {args.batch} pairs "
+          f"of ~{args.len} tokens; threads {torch.get_num_threads()}")
+    print(f"plain forward pass: {1e3 * base:.1f} ms")
+    for methods in (["attn"], ["norm", "attn-res-ln"], ["attn", "norm", "attn-res-ln", "attn-head", "norm-head"]):
+        t = timed(lambda: score_pairs(model, src, tgt, d.pad(), d.eos(), methods, layers))
+        print(f"forward + {'+'.join(methods)} for all {args.layers} layers: {1e3 * t:.1f} ms = {t / base:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
