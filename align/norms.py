@@ -47,12 +47,12 @@ class CrossAttentionLayer:
     def gram_weight(self, folded: bool = False) -> Tensor:
         """``W^T W`` (D, D) for ``W = W_O`` (or ``ln_out_weight`` when ``folded``), cached per layer:
         ``<f^h(x), f^k(x)> = v^h (W^T W)[h, k] v^k`` needs no per-token output vector."""
-        key = (folded, self.out_weight._version, None if self.ln_weight is None else self.ln_weight._version)
-        if key not in self._cache:
+        version = (self.out_weight._version, None if self.ln_weight is None else self.ln_weight._version)
+        hit = self._cache.get(folded)
+        if hit is None or hit[0] != version:  # in-place weight updates bump _version
             w = ln_out_weight(self) if folded else self.out_weight
-            self._cache.clear()
-            self._cache[key] = w.T @ w
-        return self._cache[key]
+            hit = self._cache[folded] = (version, (w.T @ w).detach())
+        return hit[1]
 
     @classmethod
     def from_fairseq(cls, layer) -> "CrossAttentionLayer":

@@ -8,11 +8,16 @@ hook then keeps the query, keys, padding mask, output and weights; for pre-LN la
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import torch
 
 from align.norms import CrossAttentionLayer, LayerInputs
+
+
+# One CrossAttentionLayer per decoder layer module, so its cached W_O^T W_O serves every batch.
+_LAYERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 class UnsupportedModelError(ValueError):
@@ -65,8 +70,12 @@ class CrossAttentionRecorder:
         return LayerInputs(alpha.float(), x.float(), residual.float(), attn_out.float()), src_mask
 
     def layer(self, index: int) -> CrossAttentionLayer:
-        """Weights of layer ``index``'s cross-attention block."""
-        return CrossAttentionLayer.from_fairseq(self.layers[index])
+        """Weights of layer ``index``'s cross-attention block (one object per module, reused)."""
+        module = self.layers[index]
+        layer = _LAYERS.get(module)
+        if layer is None:
+            layer = _LAYERS[module] = CrossAttentionLayer.from_fairseq(module)
+        return layer
 
 
 def _ask_for_head_weights(module, args, kwargs):

@@ -77,19 +77,25 @@ def score_pairs(model, src: Sequence[torch.Tensor], tgt: Sequence[torch.Tensor],
     src_tokens = _collate(src, pad, left=True)
     src_lengths = torch.tensor([len(s) for s in src])
     prev = _collate([torch.cat([s.new_tensor([eos]), s[:-1]]) for s in tgt], pad, left=False)
-    tgt_mask = _collate([torch.ones(len(s), dtype=torch.long) for s in tgt], 0, left=False).bool()
     with CrossAttentionRecorder(model) as rec:
         model(src_tokens, src_lengths, prev)
-    out: list[dict] = [{} for _ in src]
+    return scores_from_recorder(rec, src_tokens != pad, prev != pad, methods, layers)
+
+
+def scores_from_recorder(rec: CrossAttentionRecorder, src_mask: torch.Tensor, tgt_mask: torch.Tensor,
+                         methods: Sequence[str], layers: Sequence[int]) -> list[dict[tuple[str, int], np.ndarray]]:
+    """Per-sentence scores of a recorded teacher-forced pass; ``src_mask`` (B, S) and ``tgt_mask``
+    (B, T) mark real tokens (either padding side), rows and columns of padding are cut off."""
+    out: list[dict] = [{} for _ in range(src_mask.shape[0])]
+    cols = [torch.nonzero(m).squeeze(-1).numpy() for m in src_mask.cpu()]
+    rows = [torch.nonzero(m).squeeze(-1).numpy() for m in tgt_mask.cpu()]
     for layer_idx in layers:
-        inputs, src_mask = rec.layer_inputs(layer_idx)
+        inputs, _ = rec.layer_inputs(layer_idx)
         scores = layer_scores(inputs, rec.layer(layer_idx), list(methods), src_mask, tgt_mask)
         for name in methods:
             arr = scores[name].cpu().numpy()
-            for i, (s, t) in enumerate(zip(src, tgt)):
-                # Left-padded sources sit at the right end of the row.
-                s_cols = slice(arr.shape[-1] - len(s), arr.shape[-1])
-                out[i][(name, layer_idx)] = arr[i, ..., : len(t), s_cols]
+            for i in range(len(out)):
+                out[i][(name, layer_idx)] = arr[i][..., rows[i][:, None], cols[i]]
     return out
 
 

@@ -18,7 +18,8 @@ from align.extract import dump_name
 from align.formats import format_links, write_text_atomic
 from align.norms import METHODS
 
-from .engine import AlignSpec, links_for, n_layers_heads, score_pairs, word_maps
+from .capture import CrossAttentionRecorder
+from .engine import AlignSpec, links_for, n_layers_heads, score_pairs, scores_from_recorder, word_maps
 
 logger = logging.getLogger(__name__)
 
@@ -130,20 +131,29 @@ class NormAlignGenerator:
 
     @torch.no_grad()
     def generate(self, models, sample, **kwargs):
-        hypos = self.inner.generate(models, sample, **kwargs)
         d = self.task.src_dict
         pad, eos = d.pad(), d.eos()
-        src_rows = sample["net_input"]["src_tokens"]
-        pairs = []
-        for i in range(len(hypos)):
-            src = src_rows[i][src_rows[i] != pad].cpu()
-            for k, hypo in enumerate(hypos[i][: self.nbest]):
-                pairs.append((i, k, src, hypo["tokens"].cpu()))
         spec = self.spec
         methods = sorted(set(spec.methods) | set(self.dump_spec.methods if self.dump_spec else ()))
         layers = sorted(set(spec.layers) | set(self.dump_spec.layers if self.dump_spec else ()))
         self.model.eval()
-        scores = score_pairs(self.model, [p[2] for p in pairs], [p[3] for p in pairs], pad, eos, methods, layers)
+        src_rows = sample["net_input"]["src_tokens"]
+        if type(self.inner).__name__ == "SequenceScorer":
+            # --score-reference: the scorer's own teacher-forced pass is the one we need; record it.
+            with CrossAttentionRecorder(self.model) as rec:
+                hypos = self.inner.generate(models, sample, **kwargs)
+            prev = sample["net_input"]["prev_output_tokens"]
+            scores = scores_from_recorder(rec, src_rows != pad, prev != pad, methods, layers)
+            pairs = [(i, 0, src_rows[i][src_rows[i] != pad].cpu(), hypos[i][0]["tokens"].cpu())
+                     for i in range(len(hypos))]
+        else:
+            hypos = self.inner.generate(models, sample, **kwargs)
+            pairs = []
+            for i in range(len(hypos)):
+                src = src_rows[i][src_rows[i] != pad].cpu()
+                for k, hypo in enumerate(hypos[i][: self.nbest]):
+                    pairs.append((i, k, src, hypo["tokens"].cpu()))
+            scores = score_pairs(self.model, [p[2] for p in pairs], [p[3] for p in pairs], pad, eos, methods, layers)
         ids = sample["id"].tolist()
         for (i, k, src, tgt), sc in zip(pairs, scores):
             src_pieces = [d[t] for t in src.tolist()]
