@@ -42,6 +42,7 @@ class CrossAttentionLayer:
     ln_bias: Tensor | None = None  # (D,)
     ln_eps: float = 1e-5
     normalize_before: bool = False
+    ff: "FeedForwardBlock | None" = None
     _cache: dict = field(default_factory=dict, repr=False)
 
     def gram_weight(self, folded: bool = False) -> Tensor:
@@ -59,7 +60,8 @@ class CrossAttentionLayer:
         """Read a fairseq ``TransformerDecoderLayer`` (duck-typed: no fairseq import here)."""
         att, ln = layer.encoder_attn, layer.encoder_attn_layer_norm
         return cls(att.v_proj.weight, att.v_proj.bias, att.out_proj.weight, att.out_proj.bias,
-                   att.num_heads, ln.weight, ln.bias, ln.eps, layer.normalize_before)
+                   att.num_heads, ln.weight, ln.bias, ln.eps, layer.normalize_before,
+                   FeedForwardBlock.from_fairseq(layer))
 
 
 def value_vectors(x: Tensor, layer: CrossAttentionLayer, out_weight: Tensor | None = None) -> Tensor:
@@ -221,6 +223,135 @@ def decompose_block(alpha: Tensor, f: Tensor, residual: Tensor, attn_out: Tensor
     return src, res, bias
 
 
+ACTIVATIONS = ("relu", "gelu")
+
+
+@dataclass(eq=False)
+class FeedForwardBlock:
+    """The decoder layer's feed-forward block: ``LN(y + W2 act(W1 y + b1) + b2)`` (post-LN).
+
+    Weights in torch Linear layout: ``fc1_weight`` (F, D), ``fc2_weight`` (D, F).
+    """
+
+    fc1_weight: Tensor
+    fc1_bias: Tensor | None
+    fc2_weight: Tensor
+    fc2_bias: Tensor | None
+    activation: str
+    ln_weight: Tensor | None = None
+    ln_bias: Tensor | None = None
+    ln_eps: float = 1e-5
+    normalize_before: bool = False
+
+    @classmethod
+    def from_fairseq(cls, layer) -> "FeedForwardBlock | None":
+        """Read fc1, fc2, the activation and final_layer_norm of a fairseq decoder layer (None if absent)."""
+        if not all(hasattr(layer, a) for a in ("fc1", "fc2", "final_layer_norm", "activation_fn")):
+            return None
+        fn = layer.activation_fn
+        name = "relu" if fn in (torch.relu, torch.nn.functional.relu) else getattr(fn, "__name__", str(fn))
+        ln = layer.final_layer_norm
+        return cls(layer.fc1.weight, layer.fc1.bias, layer.fc2.weight, layer.fc2.bias, name,
+                   ln.weight, ln.bias, ln.eps, layer.normalize_before)
+
+    def forward(self, y: Tensor) -> Tensor:
+        """``W2 act(W1 y + b1) + b2``: (..., D) -> (..., D)."""
+        h = torch.nn.functional.linear(y, self.fc1_weight, self.fc1_bias)
+        h = torch.relu(h) if self.activation == "relu" else torch.nn.functional.gelu(h)
+        return torch.nn.functional.linear(h, self.fc2_weight, self.fc2_bias)
+
+
+def ig_gates(y: Tensor, ff: FeedForwardBlock, steps: int = 32) -> Tensor:
+    """Integrated-gradient gates of the FF block from the zero baseline: y (B, T, D) -> (B, T, F).
+
+    The path is ``a y`` for ``a`` in [0, 1]; the Jacobian of ``W2 act(W1 a y + b1)`` is
+    ``W2 diag(act'(a w + b1)) W1`` with ``w = W1 y``, so the path-averaged Jacobian is
+    ``W2 diag(g) W1`` with ``g = mean_a act'(a w + b1)``. ReLU: ``act'`` is a step in ``a``, and
+    ``g`` is computed exactly (the fraction of [0, 1] where ``a w + b1 > 0``); ``steps`` is unused.
+    GELU: midpoint rule with ``steps`` points. Completeness: ``W2 (g * w) = FF(y) - FF(0)``
+    (exact for ReLU; Riemann error for GELU).
+    """
+    w = torch.nn.functional.linear(y, ff.fc1_weight)  # (B, T, F): W1 y without bias
+    b = ff.fc1_bias if ff.fc1_bias is not None else torch.zeros(w.shape[-1], dtype=w.dtype)
+    if ff.activation == "relu":
+        # crossing point a* = -b / w; active for a > a* when w > 0, for a < a* when w < 0
+        with torch.no_grad():
+            cross = torch.where(w != 0, -b / torch.where(w != 0, w, torch.ones_like(w)), torch.zeros_like(w))
+            inside = cross.clamp(0.0, 1.0)
+            g = torch.where(w > 0, 1.0 - inside, torch.where(w < 0, inside, (b > 0).to(w.dtype).expand_as(w)))
+        return g
+    if ff.activation == "gelu":
+        a = (torch.arange(steps, dtype=w.dtype) + 0.5) / steps  # midpoints
+        pre = a[:, None, None, None] * w + b  # (steps, B, T, F)
+        cdf = 0.5 * (1.0 + torch.erf(pre / 2 ** 0.5))
+        pdf = torch.exp(-0.5 * pre ** 2) / (2 * torch.pi) ** 0.5
+        return (cdf + pre * pdf).mean(0)
+    raise ValueError(f"unsupported activation {ff.activation!r}; valid: {', '.join(ACTIVATIONS)}")
+
+
+@dataclass(frozen=True)
+class LayerDecomposition:
+    """Whole decoder layer (cross-attention block + FF block) per token: ``source`` (B, T, S, D),
+    ``residual`` (B, T, D), ``bias`` (B, T, D); they add up to the layer output."""
+
+    source: Tensor
+    residual: Tensor
+    bias: Tensor
+
+
+def decompose_layer(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor, layer: CrossAttentionLayer,
+                    steps: int = 32) -> LayerDecomposition:
+    """Carry the attention block's per-token vectors through the FF block (Kobayashi et al. 2023).
+
+    After the attention block, ``y_i = sum_j p_ij + r_i + c_i`` (source, residual and bias parts,
+    ``decompose_block``). The FF output is attributed to each part by integrated gradients from
+    the zero baseline (``ig_gates``): ``A(v) = W2 (g_i * W1 v)``, linear in the part, summing to
+    ``FF(y_i) - FF(0)``; ``FF(0)`` joins the bias. The FF residual and LayerNorm are then
+    decomposed as in ``decompose_block``: ``LN(y + FF(y)) = sum_k L(v_k + A(v_k)) / s_i + ...``.
+    Post-LN layers only. Materializes (B, T, S, D) and (T, S, F) per sentence: alignment-sized inputs.
+    """
+    ff = layer.ff
+    if ff is None:
+        raise ValueError("the layer has no feed-forward block to decompose")
+    if layer.normalize_before or ff.normalize_before:
+        raise ValueError("attn-res-ln-ff is defined here for post-LN layers (fairseq's default); "
+                         "this layer is pre-LN (--decoder-normalize-before)")
+    f = value_vectors(x, layer)
+    src, res, bias = decompose_block(alpha, f, residual, attn_out, layer)  # parts of y = LN2 output
+    y = src.sum(2) + res + bias
+    g = ig_gates(y, ff, steps)  # (B, T, F)
+    w1, w2 = ff.fc1_weight, ff.fc2_weight
+
+    def attribute(v: Tensor, gates: Tensor) -> Tensor:  # v (B, T, ..., D), gates (B, T, F) -> W2 (g * W1 v)
+        h = torch.nn.functional.linear(v, w1)
+        gg = gates.view(gates.shape[0], gates.shape[1], *([1] * (v.dim() - 3)), gates.shape[-1])
+        return torch.nn.functional.linear(h * gg, w2)
+
+    # one sentence at a time keeps the (T, S, F) intermediate bounded
+    src_out = torch.cat([attribute(src[b:b + 1], g[b:b + 1]) for b in range(src.shape[0])])
+    res_out = attribute(res, g)
+    ff0 = ff.forward(torch.zeros(y.shape[-1], dtype=y.dtype))  # FF(0): the baseline's output, a bias
+    bias_in = bias + attribute(bias, g) + ff0
+    s3 = ln_scale(y + ff.forward(y), ff.ln_eps)[..., None]  # LN3 scale of the real FF-block sum
+    lin = lambda v: _ln_linear(v, ff.ln_weight)  # noqa: E731
+    beta3 = ff.ln_bias if ff.ln_bias is not None else 0
+    return LayerDecomposition(lin(src + src_out) / s3.unsqueeze(-1), lin(res + res_out) / s3,
+                              lin(bias_in) / s3 + beta3)
+
+
+def score_attn_res_ln_ff(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor, layer: CrossAttentionLayer,
+                         steps: int = 32) -> BlockScores:
+    """Whole-layer attribution (attention, residual, LN, FF with IG, residual, LN): source (B, T, S),
+    residual (B, T) and mixing (B, T) as in ``score_attn_res_ln`` (Kobayashi et al. 2023)."""
+    d = decompose_layer(alpha, x, residual, attn_out, layer, steps)
+    src = d.source.norm(dim=-1)
+    res = d.residual.norm(dim=-1)
+    mixed = d.source.sum(2).norm(dim=-1)
+    denom = mixed + res
+    mixing = torch.where(denom > 0, mixed / denom.clamp_min(1e-30), torch.zeros_like(denom))
+    return BlockScores(src, res, mixing)
+
+
 @dataclass(frozen=True)
 class LayerInputs:
     """What one decoder layer's cross-attention saw: alpha (B, H, T, S) (0 on padded sources),
@@ -238,6 +369,8 @@ METHODS: dict[str, str] = {
     "norm": "||sum_h alpha f^h(x)|| (Kobayashi et al. 2020)",
     "norm-head": "||alpha f^h(x)|| per head (Kobayashi et al. 2020)",
     "attn-res-ln": "attention + residual + LayerNorm block, source vectors' norms (Kobayashi et al. 2021)",
+    "attn-res-ln-ff": "the whole decoder layer: attention block, then FF block by integrated gradients, "
+                      "residual and LayerNorm (Kobayashi et al. 2023)",
 }
 """Score methods and what they compute; per-head methods end in ``-head``."""
 
@@ -276,7 +409,11 @@ def layer_scores(inputs: LayerInputs, layer: CrossAttentionLayer, methods: list[
         "norm-head": lambda: score_norm_head(alpha, plain),
     }
     for m in methods:
-        if m == "attn-res-ln":
+        if m == "attn-res-ln-ff":
+            block = score_attn_res_ln_ff(alpha, inputs.x, inputs.residual, inputs.attn_out, layer)
+            out[m] = block.source
+            out[m + ":mixing"] = block.mixing
+        elif m == "attn-res-ln":
             block = score_attn_res_ln(alpha, plain if layer.normalize_before else folded, inputs.residual,
                                       inputs.attn_out, layer)
             out[m] = block.source

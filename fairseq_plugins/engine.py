@@ -40,7 +40,7 @@ class AlignSpec:
 
     def validate(self, n_layers: int, n_heads: int) -> "AlignSpec":
         """Check every name and index against the model; returns self or raises ValueError."""
-        check_choices(self.methods, [m for m in METHODS if not m.endswith("-head")] + ["attn-head", "norm-head"], "method")
+        check_choices(self.methods, list(METHODS), "method")
         check_choices(self.shifts, SHIFTS, "shift")
         check_choices([self.level], LEVELS, "level")
         from align.decode import DECODERS
