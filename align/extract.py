@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from .decode import decode
-from .subwords import SPECIAL, aggregate_scores, subword_links_to_words
+from .subwords import SPECIAL, aggregate_scores, n_words, subword_links_to_words
 
 SHIFTS = ("awo", "awi")
 
@@ -31,15 +31,23 @@ def select_rows(step_scores: np.ndarray, n_target: int, shift: str) -> np.ndarra
 
 def token_scores_to_links(scores: np.ndarray, src_words: np.ndarray, tgt_words: np.ndarray,
                           level: str = "word", decoder: str = "argmax", src_reduce: str = "sum",
-                          tgt_reduce: str = "mean") -> list[tuple[int, int]]:
+                          tgt_reduce: str = "mean", specials: str = "drop") -> list[tuple[int, int]]:
     """Token scores (tgt_tok, src_tok) -> sorted ``(src, tgt)`` links at word or subword level.
 
     ``word``: aggregate to words (sum over a source word's pieces, mean over a target word's,
-    by default), then decode. ``subword``: decode the token matrix without special tokens; link
+    by default), then decode. ``specials``: ``drop`` removes special tokens (EOS, ...) before
+    decoding; ``null`` keeps them as a NULL word, and words decoded to NULL stay unaligned (a
+    NULL link is never written). ``subword``: decode the token matrix without special tokens; link
     indices are then token positions among the non-special tokens. ``word-any``: decode at
     subword level, then link two words if any of their pieces are linked (awesome-align).
     """
+    if specials not in SPECIALS:
+        raise ValueError(f"unknown specials policy {specials!r}; valid: {', '.join(SPECIALS)}")
     if level == "word":
+        if specials == "null":
+            ns, nt = n_words(src_words), n_words(tgt_words)
+            m = aggregate_scores(scores, src_words, tgt_words, src_reduce, tgt_reduce, null=True)
+            return [(s, t) for s, t in decode(m, decoder) if s < ns and t < nt]
         return decode(aggregate_scores(scores, src_words, tgt_words, src_reduce, tgt_reduce), decoder)
     keep_s = np.flatnonzero(src_words != SPECIAL)
     keep_t = np.flatnonzero(tgt_words != SPECIAL)
@@ -52,6 +60,7 @@ def token_scores_to_links(scores: np.ndarray, src_words: np.ndarray, tgt_words: 
 
 
 LEVELS = ("word", "subword", "word-any")
+SPECIALS = ("drop", "null")
 
 
 def dump_name(method: str, shift: str, layer: int, head: int | None = None) -> str:

@@ -103,9 +103,9 @@ def value_gram(x: Tensor, layer: CrossAttentionLayer, folded: bool = False, v: T
     return g.permute(1, 0, 2).reshape(B, S, H, H)
 
 
-def value_norms(f: Tensor) -> Tensor:
-    """``||f^h(x_j)||``: (B, H, S, D) -> (B, H, S)."""
-    return f.norm(dim=-1)
+def value_norms(gram: Tensor) -> Tensor:
+    """``||f^h(x_j)||`` per head and source token, from ``value_gram``: (B, S, H, H) -> (B, H, S)."""
+    return torch.diagonal(gram, dim1=-2, dim2=-1).clamp_min(0).sqrt().transpose(1, 2)
 
 
 def _gram(f: Tensor) -> Tensor:
@@ -130,8 +130,7 @@ def score_attn(alpha: Tensor) -> Tensor:
 def score_norm_head(alpha: Tensor, gram: Tensor) -> Tensor:
     """``||alpha^h_ij f^h(x_j)|| = alpha^h_ij ||f^h(x_j)||`` (alpha >= 0): alpha (B, H, T, S), gram
     (B, S, H, H) -> (B, H, T, S) (Kobayashi et al. 2020)."""
-    norms = torch.diagonal(gram, dim1=-2, dim2=-1).clamp_min(0).sqrt()  # (B, S, H)
-    return alpha * norms.transpose(1, 2).unsqueeze(2)
+    return alpha * value_norms(gram).unsqueeze(2)
 
 
 def score_norm(alpha: Tensor, gram: Tensor) -> Tensor:

@@ -99,11 +99,13 @@ REDUCERS = ("sum", "mean", "max")
 
 
 def aggregate_scores(scores: np.ndarray, src_words: np.ndarray, tgt_words: np.ndarray,
-                     src_reduce: str = "sum", tgt_reduce: str = "mean") -> np.ndarray:
+                     src_reduce: str = "sum", tgt_reduce: str = "mean", null: bool = False) -> np.ndarray:
     """Subword scores (tgt_tok, src_tok) -> word scores (tgt_words, src_words); specials dropped.
 
     Default as in Kobayashi et al. (2020): sum over a source word's pieces (a word's share of the
-    attention is the sum of its pieces' shares), mean over a target word's pieces.
+    attention is the sum of its pieces' shares), mean over a target word's pieces. With ``null``,
+    the special tokens of each side are reduced into one extra NULL column (index src_words) and
+    row (index tgt_words) instead of dropped, so a decoder can align a word to NULL.
     """
     for r in (src_reduce, tgt_reduce):
         if r not in REDUCERS:
@@ -112,6 +114,13 @@ def aggregate_scores(scores: np.ndarray, src_words: np.ndarray, tgt_words: np.nd
     if scores.shape != (len(tgt_words), len(src_words)):
         raise ValueError(f"scores of shape {scores.shape} do not fit {len(tgt_words)} target and "
                          f"{len(src_words)} source tokens")
+    if null:
+        # Specials become one more "word" after the last real one on each side.
+        src_words = np.where(src_words == SPECIAL, n_words(src_words), src_words)
+        tgt_words = np.where(tgt_words == SPECIAL, n_words(tgt_words), tgt_words)
+        src_order, tgt_order = np.argsort(src_words, kind="stable"), np.argsort(tgt_words, kind="stable")
+        scores = scores[np.ix_(tgt_order, src_order)]
+        src_words, tgt_words = src_words[src_order], tgt_words[tgt_order]
     out = _reduce_axis(scores, src_words, src_reduce, axis=1)
     return _reduce_axis(out, tgt_words, tgt_reduce, axis=0)
 

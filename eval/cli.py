@@ -144,8 +144,14 @@ def plot_heatmap(results: list[dict], path: str) -> None:
                 ax.text(j, i, f"{grid[i, j]:.1f}", ha="center", va="center", color="w", fontsize=8)
     fig.colorbar(im, ax=ax, label="AER (%)")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".tmp-{os.getpid()}-{os.path.basename(path)}")
+    try:
+        fig.savefig(tmp, dpi=120, format=os.path.splitext(path)[1][1:] or "png")
+        os.replace(tmp, path)  # no partial image is ever left at the destination
+    finally:
+        plt.close(fig)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

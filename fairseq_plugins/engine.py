@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from align.extract import LEVELS, SHIFTS, check_choices, select_rows, token_scores_to_links
+from align.extract import LEVELS, SHIFTS, SPECIALS, check_choices, select_rows, token_scores_to_links
 from align.norms import METHODS, layer_scores
 from align.subwords import SPECIAL, word_map
 
@@ -37,12 +37,14 @@ class AlignSpec:
     src_reduce: str = "sum"
     tgt_reduce: str = "mean"
     specials: tuple[str, ...] = field(default=("</s>", "<s>", "<pad>"))
+    specials_policy: str = "drop"
 
     def validate(self, n_layers: int, n_heads: int) -> "AlignSpec":
         """Check every name and index against the model; returns self or raises ValueError."""
         check_choices(self.methods, list(METHODS), "method")
         check_choices(self.shifts, SHIFTS, "shift")
         check_choices([self.level], LEVELS, "level")
+        check_choices([self.specials_policy], SPECIALS, "specials policy")
         from align.decode import DECODERS
         check_choices([self.decoder], list(DECODERS), "decoder")
         for layer in self.layers or ():
@@ -115,7 +117,7 @@ def links_for(scores: dict, src_words: np.ndarray, tgt_words: np.ndarray, n_targ
         m = m[head] if head is not None else m[list(spec.heads) if spec.heads else slice(None)].mean(0)
     rows = select_rows(m, n_target, shift)
     return token_scores_to_links(rows, src_words, tgt_words[:n_target], spec.level, spec.decoder,
-                                 spec.src_reduce, spec.tgt_reduce)
+                                 spec.src_reduce, spec.tgt_reduce, spec.specials_policy)
 
 
 def n_layers_heads(model) -> tuple[int, int]:

@@ -39,6 +39,8 @@ class NormAlignConfig(TranslationConfig):
                 "subword (token positions, as fairseq's own), or word-any (word pair linked if any pieces are)"})
     alignment_decoder: str = field(default="argmax", metadata={
         "help": "argmax (each target word to its best source word), argmax-src, intersect, itermax, ..."})
+    alignment_specials: str = field(default="drop", metadata={
+        "help": "drop: EOS is removed before decoding; null: a word whose best source is EOS stays unaligned"})
     alignment_subwords: str = field(default="auto", metadata={
         "help": "subword scheme of the dictionaries: sentencepiece, subword-nmt, or auto (read the dictionary)"})
     alignment_dump: Optional[str] = field(default=None, metadata={
@@ -104,7 +106,7 @@ class TranslationNormAlignTask(TranslationTask):
                              "pass --alignment-subwords or --alignment-level subword")
         layer = self.cfg.alignment_layer if self.cfg.alignment_layer is not None else n_layers - 1
         heads = tuple(int(h) for h in _csv(self.cfg.alignment_heads)) or None
-        common = dict(level=level, decoder=self.cfg.alignment_decoder,
+        common = dict(level=level, decoder=self.cfg.alignment_decoder, specials_policy=self.cfg.alignment_specials,
                       scheme=scheme if scheme != "none" else "sentencepiece",
                       specials=(self.tgt_dict[self.tgt_dict.eos()], self.tgt_dict[self.tgt_dict.bos()],
                                 self.tgt_dict[self.tgt_dict.pad()]))

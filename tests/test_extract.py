@@ -36,3 +36,17 @@ def test_levels_by_hand():
 def test_dump_name():
     assert dump_name("norm", "awi", 3) == "norm-awi-layer3.align"
     assert dump_name("norm-head", "awo", 0, 2) == "norm-head-awo-layer0-head2.align"
+
+
+def test_specials_as_null():
+    # target words w0, w1; source words v0, v1 and EOS. w1's mass is on EOS.
+    scores = np.array([[0.6, 0.1, 0.3],
+                       [0.2, 0.3, 0.5]])
+    src = np.array([0, 1, -1])
+    tgt = np.array([0, 1])
+    # drop: EOS removed, w1 -> v1 (0.3 > 0.2)
+    assert token_scores_to_links(scores, src, tgt) == [(0, 0), (1, 1)]
+    # null: w1's argmax is NULL (0.5): it stays unaligned
+    assert token_scores_to_links(scores, src, tgt, specials="null") == [(0, 0)]
+    with pytest.raises(ValueError, match="valid: drop, null"):
+        token_scores_to_links(scores, src, tgt, specials="keep")

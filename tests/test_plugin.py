@@ -104,6 +104,8 @@ def test_awi_reads_the_next_decoder_step(tiny):
     (["--alignment-layer", "7"], "layers 0..1"),
     (["--alignment-shift", "both"], "valid: awo, awi"),
     (["--alignment-heads", "9", "--alignment-method", "norm-head"], "heads 0..3"),
+    (["--alignment-specials", "keep"], "valid: drop, null"),
+    (["--alignment-level", "char"], "valid: word, subword, word-any"),
 ])
 def test_bad_flags(tiny, flags, msg):
     r = generate(tiny, "--score-reference", *flags, check=False)

@@ -90,3 +90,13 @@ def test_subword_links_any_pair_rule():
     src = np.array([0, 0, 1, -1])
     tgt = np.array([0, 1, 1])
     assert subword_links_to_words([(0, 0), (1, 0), (1, 2), (2, 1), (3, 2)], src, tgt) == [(0, 0), (0, 1), (1, 1)]
+
+
+def test_aggregate_null_column_and_row():
+    # source tokens: EOS first then v0 v0; target tokens: w0, EOS
+    scores = np.array([[0.5, 0.2, 0.1],
+                       [0.9, 0.0, 0.3]])
+    src = np.array([-1, 0, 0])
+    tgt = np.array([0, -1])
+    # columns: v0 = sum(.2,.1) = .3, NULL = .5 ; rows: w0, NULL
+    np.testing.assert_allclose(aggregate_scores(scores, src, tgt, null=True), [[0.3, 0.5], [0.3, 0.9]])
