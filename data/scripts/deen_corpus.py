@@ -1,0 +1,75 @@
+"""Every German-English pair in ``../shared/data/parallel`` as one ``de ||| en`` file (lowercased,
+punctuation split off), for training aligners and De-En/En-De models.
+
+Sources: Multi30k (train, val, the test sets; already lowercased and Moses-tokenized), Tatoeba
+(``deu.txt``), and the 41 sets of ``deen_extra`` (news, Europarl, TED, chat, FLORES). Pairs that
+match an RWTH gold sentence were already removed from ``deen_extra`` (see its README).
+Usage: python data/scripts/deen_corpus.py SHARED_DATA_DIR OUT_FILE   (also writes OUT_FILE.de, OUT_FILE.en)
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import sys
+
+# Split off punctuation (not word-internal hyphens, apostrophes or decimal points), as the gold sets are tokenized.
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|\w+(?:[-'’]\w+)*|[^\w\s]", re.UNICODE)
+
+
+def tokenize(text: str) -> str:
+    """Lowercase and split punctuation from words: 'Das stimmt nicht!' -> 'das stimmt nicht !'."""
+    return " ".join(_TOKEN.findall(text.lower()))
+
+
+def _lines(path: str) -> list[str]:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f]
+
+
+def collect(shared: str) -> list[tuple[str, str]]:
+    """All (de, en) pairs, tokenized and lowercased, empty sides dropped (and counted)."""
+    pairs: list[tuple[str, str]] = []
+    m30 = os.path.join(shared, "parallel", "multi30k", "tok")
+    for name in sorted(os.listdir(m30)):
+        if name.endswith(".de"):
+            stem = name[:-3]
+            en = os.path.join(m30, stem + ".en")
+            if os.path.exists(en):
+                pairs += zip(_lines(os.path.join(m30, name)), _lines(en))
+    tat = _lines(os.path.join(shared, "parallel", "tatoeba_deu_eng", "deu.txt"))
+    for line in tat[1:]:  # header '1<TAB>2'
+        en, _, de = line.partition("\t")
+        pairs.append((de, en))
+    extra = os.path.join(shared, "parallel", "deen_extra")
+    for name in sorted(os.listdir(extra)):
+        folder = os.path.join(extra, name)
+        de, en = os.path.join(folder, name + ".de"), os.path.join(folder, name + ".en")
+        if os.path.exists(de) and os.path.exists(en):
+            a, b = _lines(de), _lines(en)
+            if len(a) != len(b):
+                raise ValueError(f"{de} has {len(a)} lines but {en} has {len(b)}")
+            pairs += zip(a, b)
+    out = [(tokenize(d), tokenize(e)) for d, e in pairs]
+    return [(d, e) for d, e in out if d and e]
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    pairs = collect(argv[0])
+    with open(argv[1], "w", encoding="utf-8") as f:
+        f.writelines(f"{d} ||| {e}\n" for d, e in pairs)
+    for side, k in (("de", 0), ("en", 1)):  # one file per side too, for prepare.py --train
+        with open(f"{argv[1]}.{side}", "w", encoding="utf-8") as f:
+            f.writelines(p[k] + "\n" for p in pairs)
+    print(f"{len(pairs)} de-en pairs -> {argv[1]} (+ .de, .en)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Reproduce the shipped models. Usage: data/scripts/make_models.sh {enfr|deen|ende} [MAX_UPDATES]
+# Runs from the repository root with the project's .venv active; SHARED defaults to ../shared/data.
+# Work files go to work/ (ignored by git); the exported model to data/models/NAME/.
+set -euo pipefail
+SHARED=${SHARED:-../shared/data}
+name=$1; updates=${2:-3000}
+case "$name" in
+  enfr)
+    # The shipped demo model: Multi30k en-fr + the 447 Hansards test sentences x20 (never their links).
+    python data/scripts/prepare.py --src en --tgt fr --out work/enfr \
+      --train "$SHARED"/parallel/multi30k/tok/train.lc.norm.tok.{en,fr} \
+      --valid "$SHARED"/parallel/multi30k/tok/val.lc.norm.tok.{en,fr} \
+      --test "$SHARED"/gold/enfr_hansards/enfr.src-tgt --test-repeat 20 --vocab 8000
+    # 3+3 layers, one thread on one core (2-core machine): 0.5 updates/s.
+    LAYERS=3 OMP_NUM_THREADS=1 bash data/scripts/train.sh work/enfr en fr "$updates" --save-interval-updates 250
+    python data/scripts/export_model.py work/enfr/checkpoints/checkpoint_last.pt work/enfr data/models/enfr en fr ;;
+  deen|ende)
+    # All de-en text of ../shared (194k pairs) + the 508 RWTH test sentences x20 (the gold stays in ../shared).
+    python data/scripts/deen_corpus.py "$SHARED" work/deen_corpus.txt
+    src=${name:0:2}; tgt=${name:2:2}
+    if [ "$src" = de ]; then test_file="$SHARED"/gold/deen_rwth/deen.src-tgt; else
+      mkdir -p work; awk -F' \\|\\|\\| ' '{print $2" ||| "$1}' "$SHARED"/gold/deen_rwth/deen.src-tgt > work/ende.src-tgt
+      test_file=work/ende.src-tgt; fi
+    python data/scripts/prepare.py --src "$src" --tgt "$tgt" --out "work/$name" \
+      --train "work/deen_corpus.txt.$src" "work/deen_corpus.txt.$tgt" \
+      --valid "$SHARED"/parallel/multi30k/tok/val.lc.norm.tok.{"$src","$tgt"} \
+      --test "$test_file" --test-repeat 20 --vocab 16000
+    LAYERS=${LAYERS:-6} bash data/scripts/train.sh "work/$name" "$src" "$tgt" "$updates"
+    python data/scripts/export_model.py "work/$name/checkpoints/checkpoint_last.pt" "work/$name" "data/models/$name" "$src" "$tgt" ;;
+  *) echo "usage: $0 {enfr|deen|ende} [MAX_UPDATES]" >&2; exit 2 ;;
+esac
