@@ -136,12 +136,17 @@ def plot_heatmap(results: list[dict], path: str) -> None:
             grid[i, j] = cells[row].get(col, np.nan)
     fig, ax = plt.subplots(figsize=(1.2 + 0.8 * len(cols), 1.0 + 0.4 * len(rows)))
     im = ax.imshow(grid, cmap="viridis_r", aspect="auto")
-    ax.set_xticks(range(len(cols)), [f"layer {c}" for c in cols] if len(cols) > 1 else ["AER"])
+    ax.set_xticks(range(len(cols)), [str(c) for c in cols] if len(cols) > 1 else ["AER"])
+    if len(cols) > 1:
+        ax.set_xlabel("layer")
     ax.set_yticks(range(len(rows)), rows)
+    mid = np.nanmean(grid) if np.isfinite(grid).any() else 0
     for i in range(len(rows)):
         for j in range(len(cols)):
             if not np.isnan(grid[i, j]):
-                ax.text(j, i, f"{grid[i, j]:.1f}", ha="center", va="center", color="w", fontsize=8)
+                # dark text on the light (low-AER) end of viridis_r, white on the dark end
+                ax.text(j, i, f"{grid[i, j]:.1f}", ha="center", va="center", fontsize=8,
+                        color="black" if grid[i, j] < mid else "white")
     fig.colorbar(im, ax=ax, label="AER (%)")
     fig.tight_layout()
     tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".tmp-{os.getpid()}-{os.path.basename(path)}")

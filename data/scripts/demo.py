@@ -76,7 +76,8 @@ def main(argv=None) -> int:
                "--user-dir", os.path.join(ROOT, "fairseq_plugins"), "--task", "translation_norm_align",
                "--source-lang", args.src, "--target-lang", args.tgt, "--gen-subset", "test", "--score-reference",
                "--print-alignment", "--alignment-method", "norm", "--alignment-shift", "awi",
-               "--alignment-dump", dump, "--batch-size", str(args.batch_size), "--log-format", "tqdm"]
+               "--alignment-dump", dump, "--batch-size", str(args.batch_size), "--log-format", "tqdm",
+               "--alignment-dump-methods", "attn,norm,attn-res-ln,attn-res-ln-ff,attn-head,norm-head"]
         env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONPATH": ROOT}
         with open(os.path.join(args.out, "generate.out"), "w") as log:
             r = subprocess.run(cmd, stdout=log, stderr=subprocess.PIPE, text=True, env=env)
@@ -89,16 +90,53 @@ def main(argv=None) -> int:
         s = score_corpus(gold, read_alignments(os.path.join(dump, name)))
         results.append(s.as_dict(name))
     write_alignments(gold, os.path.join(args.out, "gold.used.talp"), "talp")
-    step(4, 4, "writing the table, JSON and heatmaps")
+    step(4, 4, "writing the table, JSON, the AER heatmap and an example sentence's score matrices")
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     main_rows = [r for r in results if "-head" not in r["hyp"]]
     plot_heatmap(main_rows, os.path.join(args.out, "aer_heatmap.png"))
+    best_layer = int(min(main_rows, key=lambda r: r["aer"])["hyp"].rsplit("-layer", 1)[1].split(".")[0])
+    plot_example(args.model_dir, pairs, gold, best_layer, os.path.join(args.out, "example.png"))
     print(format_grid(main_rows))
     best = min(main_rows, key=lambda r: r["aer"])
     print(f"\nbest: {best['hyp'][:-6]} AER {best['aer']:.1f} (P {best['precision']:.1f} R {best['recall']:.1f}); "
           f"{len(pairs)} sentences; {time.time() - t0:.0f} s; files in {args.out}/")
     return 0
+
+
+def plot_example(model_dir: str, pairs, gold, layer: int, path: str, index: int = 0) -> None:
+    """One sentence's word-level score matrices, attention weights next to norms (AWI and AWO), gold marked."""
+    import logging
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fairseq_plugins.hub import NormAligner
+
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)  # fairseq sets the root logger to DEBUG-friendly
+
+    # the first sentence with at least 8 words on each side, for a readable picture
+    index = next((i for i, (s, t) in enumerate(pairs) if 8 <= len(s) <= 14 and 8 <= len(t) <= 14), index)
+    aligner = NormAligner.from_checkpoint(os.path.join(model_dir, "model.pt"))
+    src = [w.lower() for w in pairs[index][0]]
+    tgt = [w.lower() for w in pairs[index][1]]
+    panels = [(m, sh) for sh in ("awo", "awi") for m in ("attn", "norm")]
+    fig, axes = plt.subplots(1, 4, figsize=(4 + 0.45 * 4 * len(src), 1.5 + 0.35 * len(tgt)))
+    sure = set(gold.links(index, "sure"))
+    for ax, (method, shift) in zip(axes, panels):
+        m = aligner.score_matrix(src, tgt, method, layer, shift)
+        m = m / m.sum(axis=1, keepdims=True)  # rows as shares, comparable across methods
+        ax.imshow(m, cmap="Greys", vmin=0, vmax=1)
+        for s_, t_ in sure:
+            ax.add_patch(plt.Rectangle((s_ - 0.5, t_ - 0.5), 1, 1, fill=False, ec="red", lw=1))
+        ax.set_title(f"{method} {shift.upper()} layer {layer}", fontsize=9)
+        ax.set_xticks(range(len(src)), src, rotation=90, fontsize=7)
+        ax.set_yticks(range(len(tgt)), tgt if ax is axes[0] else [""] * len(tgt), fontsize=7)
+    fig.suptitle(f"Hansards sentence {index + 1}: row-normalized scores (red: sure gold links)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def format_grid(rows: list[dict]) -> str:
@@ -109,8 +147,9 @@ def format_grid(rows: list[dict]) -> str:
         key, _, layer = stem.rpartition("-layer")
         grid.setdefault(key, {})[int(layer)] = r["aer"]
     layers = sorted({k for v in grid.values() for k in v})
-    head = f"{'AER (%)':<16}" + "".join(f"{'layer ' + str(k):>9}" for k in layers)
-    lines = [head] + [f"{key:<16}" + "".join(f"{grid[key].get(k, float('nan')):9.1f}" for k in layers)
+    width = max(len(k) for k in grid) + 2
+    head = f"{'AER (%)':<{width}}" + "".join(f"{'layer ' + str(k):>9}" for k in layers)
+    lines = [head] + [f"{key:<{width}}" + "".join(f"{grid[key].get(k, float('nan')):9.1f}" for k in layers)
                       for key in sorted(grid)]
     return "\n".join(lines)
 
