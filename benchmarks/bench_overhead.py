@@ -17,7 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 
-def build(layers: int, dim: int, heads: int, vocab: int = 8000):
+def build(layers: int, dim: int, heads: int, vocab: int = 8000, ffn: int | None = None):
     from argparse import Namespace
 
     from fairseq.data import Dictionary
@@ -27,7 +27,7 @@ def build(layers: int, dim: int, heads: int, vocab: int = 8000):
     for i in range(vocab):
         d.add_symbol(f"w{i}")
     args = Namespace(encoder_layers=layers, decoder_layers=layers, encoder_embed_dim=dim, decoder_embed_dim=dim,
-                     encoder_ffn_embed_dim=4 * dim, decoder_ffn_embed_dim=4 * dim, encoder_attention_heads=heads,
+                     encoder_ffn_embed_dim=ffn or 4 * dim, decoder_ffn_embed_dim=ffn or 4 * dim, encoder_attention_heads=heads,
                      decoder_attention_heads=heads, share_all_embeddings=True, dropout=0.0,
                      max_source_positions=1024, max_target_positions=1024)
     base_architecture(args)
@@ -43,11 +43,14 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--len", type=int, default=30)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--ffn", type=int, default=None, help="FF width (default 4 x dim)")
+    ap.add_argument("--rwth", metavar="SRC_TGT", help="also time attn-res-ln-ff and norm on every sentence of this "
+                    "'de ||| en' file (RWTH: ../shared/data/gold/deen_rwth/deen.src-tgt), 1.3 subwords per word")
     args = ap.parse_args(argv)
     from fairseq_plugins.engine import score_pairs
 
     torch.manual_seed(0)
-    model, d = build(args.layers, args.dim, args.heads)
+    model, d = build(args.layers, args.dim, args.heads, ffn=args.ffn)
     g = torch.Generator().manual_seed(1)
     src = [torch.cat([torch.randint(10, len(d), (int(n),), generator=g), torch.tensor([d.eos()])])
            for n in torch.randint(args.len // 2, args.len * 3 // 2, (args.batch,), generator=g)]
@@ -77,9 +80,26 @@ def main(argv=None) -> int:
     print(f"model: {args.layers}+{args.layers} layers, d={args.dim}, {args.heads} heads; batch {args.batch} pairs "
           f"of ~{args.len} tokens; threads {torch.get_num_threads()}")
     print(f"plain forward pass: {1e3 * base:.1f} ms")
-    for methods in (["attn"], ["norm", "attn-res-ln"], ["attn", "norm", "attn-res-ln", "attn-head", "norm-head"]):
+    for methods in (["attn"], ["norm", "attn-res-ln"], ["attn", "norm", "attn-res-ln", "attn-head", "norm-head"],
+                    ["attn-res-ln-ff"]):
         t = timed(lambda: score_pairs(model, src, tgt, d.pad(), d.eos(), methods, layers))
         print(f"forward + {'+'.join(methods)} for all {args.layers} layers: {1e3 * t:.1f} ms = {t / base:.2f}x")
+    if args.rwth:
+        from align.formats import read_text_pairs
+
+        pairs = read_text_pairs(args.rwth)
+        g2 = torch.Generator().manual_seed(2)
+        mk = lambda n: torch.cat([torch.randint(10, len(d), (max(1, round(1.3 * n)),), generator=g2),  # noqa: E731
+                                  torch.tensor([d.eos()])])
+        data = [(mk(len(s)), mk(len(t))) for s, t in pairs]
+        data.sort(key=lambda p: len(p[0]))
+        for methods in (["norm"], ["attn-res-ln-ff"]):
+            t0 = time.perf_counter()
+            for k in range(0, len(data), args.batch):
+                chunk = data[k:k + args.batch]
+                score_pairs(model, [p[0] for p in chunk], [p[1] for p in chunk], d.pad(), d.eos(), methods, layers)
+            print(f"all {len(data)} sentence pairs of {os.path.basename(args.rwth)}, {'+'.join(methods)}, every layer: "
+                  f"{time.perf_counter() - t0:.1f} s")
     return 0
 
 
