@@ -131,21 +131,25 @@ def test_unknown_method():
         layer_scores(LayerInputs(*_inputs()[:2], *_inputs()[2:], _inputs()[2]), _layer(), ["grad"])
 
 
-def test_real_fairseq_layer():
-    """On a real fairseq TransformerDecoderLayer: our alpha, f and block vectors reproduce its output."""
-    pytest.importorskip("fairseq")
+def _fairseq_decoder_layer(pre: bool = False, act: str = "relu"):
+    """A small real fairseq TransformerDecoderLayer (d=32, 4 heads, FF 64), eval mode, seeded."""
     from argparse import Namespace
 
     from fairseq.models.transformer import base_architecture
     from fairseq.modules import TransformerDecoderLayer
+    args = Namespace(decoder_embed_dim=32, decoder_attention_heads=4, decoder_ffn_embed_dim=64,
+                     encoder_embed_dim=32, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+                     decoder_normalize_before=pre, activation_fn=act)
+    base_architecture(args)
+    torch.manual_seed(0)
+    return TransformerDecoderLayer(args).eval()
 
+
+def test_real_fairseq_layer():
+    """On a real fairseq TransformerDecoderLayer: our alpha, f and block vectors reproduce its output."""
+    pytest.importorskip("fairseq")
     for pre in (False, True):
-        args = Namespace(decoder_embed_dim=32, decoder_attention_heads=4, decoder_ffn_embed_dim=64,
-                         encoder_embed_dim=32, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
-                         decoder_normalize_before=pre)
-        base_architecture(args)
-        torch.manual_seed(0)
-        dec = TransformerDecoderLayer(args).eval()
+        dec = _fairseq_decoder_layer(pre=pre)
         T, S, B = 5, 7, 2
         x_dec = torch.randn(T, B, 32)
         enc = torch.randn(S, B, 32)
@@ -208,18 +212,8 @@ def test_relu_gates_equal_brute_force_integrated_gradients():
 @pytest.mark.parametrize("act", ["relu", "gelu"])
 def test_whole_layer_decomposition_adds_up_to_fairseq_layer(act):
     pytest.importorskip("fairseq")
-    from argparse import Namespace
-
-    from fairseq.models.transformer import base_architecture
-    from fairseq.modules import TransformerDecoderLayer
-
     from align.norms import decompose_layer, layer_scores, score_attn_res_ln_ff
-    args = Namespace(decoder_embed_dim=32, decoder_attention_heads=4, decoder_ffn_embed_dim=64,
-                     encoder_embed_dim=32, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
-                     activation_fn=act)
-    base_architecture(args)
-    torch.manual_seed(0)
-    dec = TransformerDecoderLayer(args).eval()
+    dec = _fairseq_decoder_layer(act=act)
     T, S, B = 5, 7, 2
     x_dec, enc = torch.randn(T, B, 32), torch.randn(S, B, 32)
     pad = torch.zeros(B, S, dtype=torch.bool)
