@@ -120,6 +120,16 @@ def links_for(scores: dict, src_words: np.ndarray, tgt_words: np.ndarray, n_targ
                                  spec.src_reduce, spec.tgt_reduce, spec.specials_policy)
 
 
+def detect_scheme(dictionary) -> str:
+    """sentencepiece if many symbols start with '▁', subword-nmt if many end with '@@', else none."""
+    symbols = dictionary.symbols[dictionary.nspecial:]
+    sp = sum(s.startswith("\u2581") for s in symbols)
+    bpe = sum(s.endswith("@@") for s in symbols)
+    if max(sp, bpe) < 0.05 * max(len(symbols), 1):
+        return "none"
+    return "sentencepiece" if sp >= bpe else "subword-nmt"
+
+
 def n_layers_heads(model) -> tuple[int, int]:
     """Decoder layer count and cross-attention head count."""
     layers = decoder_layers(model)

@@ -19,7 +19,7 @@ from align.extract import select_rows
 from align.formats import split_tokens
 from align.subwords import aggregate_scores, check_word_map, word_map
 
-from .engine import AlignSpec, links_for, n_layers_heads, score_pairs
+from .engine import AlignSpec, detect_scheme, links_for, n_layers_heads, score_pairs
 
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
@@ -29,14 +29,20 @@ Key = tuple[str, int, str]
 class NormAligner:
     """A loaded translation model that aligns (source, target) sentence pairs with every method."""
 
-    def __init__(self, model, src_dict, tgt_dict, spm=None, scheme: str = "sentencepiece") -> None:
+    def __init__(self, model, src_dict, tgt_dict, spm=None, scheme: str = "auto") -> None:
         self.model, self.src_dict, self.tgt_dict = model.eval(), src_dict, tgt_dict
+        if scheme == "auto":
+            scheme = detect_scheme(tgt_dict)
+            if scheme == "none":
+                raise ValueError("the dictionary looks like neither SentencePiece ('▁') nor subword-nmt ('@@'): "
+                                 "pass scheme='sentencepiece' or 'subword-nmt'")
         self.spm, self.scheme = spm, scheme
         self.n_layers, self.n_heads = n_layers_heads(model)
 
     @classmethod
     def from_checkpoint(cls, checkpoint: str, data_dir: str | None = None, spm_model: str | None = None,
-                        source_lang: str | None = None, target_lang: str | None = None) -> "NormAligner":
+                        source_lang: str | None = None, target_lang: str | None = None,
+                        scheme: str = "auto") -> "NormAligner":
         """Load ``checkpoint``; dictionaries from ``data_dir`` (default: the checkpoint's folder) and
         SentencePiece from ``spm_model`` (default: ``spm.model`` beside the checkpoint, if any)."""
         from fairseq import checkpoint_utils
@@ -55,7 +61,7 @@ class NormAligner:
             import sentencepiece
 
             spm = sentencepiece.SentencePieceProcessor(model_file=spm_model)
-        return cls(models[0].float(), task.source_dictionary, task.target_dictionary, spm)
+        return cls(models[0].float(), task.source_dictionary, task.target_dictionary, spm, scheme)
 
     def _encode(self, sentence: str | Sequence[str], dictionary, what: str, index: int) -> tuple[torch.Tensor, list[str]]:
         tokens = split_tokens(sentence) if isinstance(sentence, str) else list(sentence)
@@ -97,7 +103,7 @@ class NormAligner:
                                  self.src_dict.pad(), self.src_dict.eos(), spec.methods, layers)
             for i, sc in zip(batch, scores):
                 (_, sp), (_, tp) = enc[i]
-                sw = word_map(list(sp) + ["</s>"], self.scheme, ("</s>",))
+                sw = word_map(list(sp) + [self.src_dict[self.src_dict.eos()]], self.scheme, (self.src_dict[self.src_dict.eos()],))
                 tw = word_map(tp, self.scheme)
                 for key in out:
                     out[key][i] = links_for(sc, sw, tw, len(tp), spec, *key)

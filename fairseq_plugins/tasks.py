@@ -19,7 +19,7 @@ from align.formats import format_links, write_text_atomic
 from align.norms import METHODS
 
 from .capture import CrossAttentionRecorder
-from .engine import AlignSpec, links_for, n_layers_heads, score_pairs, scores_from_recorder, word_maps
+from .engine import AlignSpec, detect_scheme, links_for, n_layers_heads, score_pairs, scores_from_recorder, word_maps
 
 logger = logging.getLogger(__name__)
 
@@ -52,16 +52,6 @@ class NormAlignConfig(TranslationConfig):
 
 def _csv(s: Optional[str]) -> tuple[str, ...]:
     return tuple(x.strip() for x in s.split(",") if x.strip()) if s else ()
-
-
-def detect_scheme(dictionary) -> str:
-    """sentencepiece if many symbols start with '▁', subword-nmt if many end with '@@', else none."""
-    symbols = dictionary.symbols[dictionary.nspecial:]
-    sp = sum(s.startswith("\u2581") for s in symbols)
-    bpe = sum(s.endswith("@@") for s in symbols)
-    if max(sp, bpe) < 0.05 * max(len(symbols), 1):
-        return "none"
-    return "sentencepiece" if sp >= bpe else "subword-nmt"
 
 
 @register_task("translation_norm_align", dataclass=NormAlignConfig)

@@ -129,3 +129,18 @@ def test_python_api_matches_the_plugin(tiny, tmp_path):
     assert m.shape == (4, 4)  # 4 target words, 4 source words
     with pytest.raises(ValueError, match="2 source sentences but 1 target"):
         aligner.align(src[:2], tgt[:1])
+
+
+def test_detect_scheme():
+    from fairseq.data import Dictionary
+
+    from fairseq_plugins.engine import detect_scheme
+
+    def make(symbols):
+        d = Dictionary()
+        for sym in symbols:
+            d.add_symbol(sym)
+        return d
+    assert detect_scheme(make(["\u2581the", "\u2581ho", "use"])) == "sentencepiece"
+    assert detect_scheme(make(["the", "ho@@", "use", "wa@@"])) == "subword-nmt"
+    assert detect_scheme(make(["the", "house"] * 1 + [f"w{i}" for i in range(40)])) == "none"
