@@ -12,7 +12,9 @@ Kobayashi et al. (2020) score source j by ``||alpha^h_ij f^h(x_j)||`` (``norm-he
 
 The layer-level norm never materializes the ``(B, H, T, S, D)`` vectors: with the Gram matrix
 ``G_j[h, h'] = <f^h(x_j), f^h'(x_j)>`` (``(B, S, H, H)``), ``||sum_h a_h f^h||^2 = a^T G_j a``, so
-the cost is ``O(T S H^2 + S H^2 D)`` instead of ``O(T S H D)``.
+the cost is ``O(T S H^2)`` on top of ``O(S D^2)`` for the Gram matrices, instead of ``O(T S H D)``.
+The Gram matrices themselves come from the value projections ``v`` and a per-layer ``W_O^T W_O``
+(``value_gram``), so not even the ``(B, H, S, D)`` vectors ``f`` are formed.
 """
 
 from __future__ import annotations
@@ -106,12 +108,6 @@ def value_gram(x: Tensor, layer: CrossAttentionLayer, folded: bool = False, v: T
 def value_norms(gram: Tensor) -> Tensor:
     """``||f^h(x_j)||`` per head and source token, from ``value_gram``: (B, S, H, H) -> (B, H, S)."""
     return torch.diagonal(gram, dim1=-2, dim2=-1).clamp_min(0).sqrt().transpose(1, 2)
-
-
-def _gram(f: Tensor) -> Tensor:
-    """Per source token Gram matrix of the head vectors: (B, H, S, D) -> (B, S, H, H)."""
-    fs = f.transpose(1, 2)  # (B, S, H, D)
-    return fs @ fs.transpose(-1, -2)
 
 
 def _quad_norm(alpha: Tensor, gram: Tensor) -> Tensor:
