@@ -11,6 +11,7 @@ from typing import Optional
 
 import numpy as np
 import torch
+from fairseq.sequence_scorer import SequenceScorer
 from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
@@ -110,7 +111,9 @@ class TranslationNormAlignTask(TranslationTask):
 
 
 class NormAlignGenerator:
-    """Wraps fairseq's generator (or scorer): after it, one teacher-forced pass gives every alignment."""
+    """Wraps fairseq's scorer or generator. With ``--score-reference`` the scorer's own forward pass
+    is recorded; after free decoding, one teacher-forced pass over the hypotheses. Either way one
+    recorded pass gives every method, layer, shift and head."""
 
     def __init__(self, inner, task: TranslationNormAlignTask, model, nbest: int = 1) -> None:
         self.inner, self.task, self.model, self.nbest = inner, task, model, max(1, nbest)
@@ -130,7 +133,7 @@ class NormAlignGenerator:
         layers = sorted(set(spec.layers) | set(self.dump_spec.layers if self.dump_spec else ()))
         self.model.eval()
         src_rows = sample["net_input"]["src_tokens"]
-        if type(self.inner).__name__ == "SequenceScorer":
+        if isinstance(self.inner, SequenceScorer):
             # --score-reference: the scorer's own teacher-forced pass is the one we need; record it.
             with CrossAttentionRecorder(self.model) as rec:
                 hypos = self.inner.generate(models, sample, **kwargs)
