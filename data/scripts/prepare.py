@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     ap.add_argument("--train", nargs="+", required=True, help="SRC TGT file pairs")
     ap.add_argument("--valid", nargs=2, required=True)
     ap.add_argument("--test", required=True, help="'src ||| tgt' gold text (source first)")
-    ap.add_argument("--test-repeat", type=int, default=20)
+    ap.add_argument("--test-repeat", type=int, default=20, help="0: the paper's protocol (test sentences not trained on)")
     ap.add_argument("--vocab", type=int, default=8000)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
