@@ -322,7 +322,8 @@ def read_wpt_text(path: str) -> tuple[list[int], list[list[str]]]:
 
 def check_links_in_range(alignments: Alignments, src_lengths: Sequence[int],
                          tgt_lengths: Sequence[int], path: str) -> None:
-    """Raise LinkRangeError naming the first line whose link lies outside its sentence."""
+    """Raise LinkRangeError naming the first sentence (its line, for one-line-per-sentence formats)
+    whose link lies outside it."""
     if len(src_lengths) != len(alignments) or len(tgt_lengths) != len(alignments):
         raise LineCountError(path, None, f"{len(alignments)} alignment lines but "
                              f"{len(src_lengths)} sentence pairs in the text")
@@ -333,6 +334,6 @@ def check_links_in_range(alignments: Alignments, src_lengths: Sequence[int],
     if len(bad):
         i = int(bad[0])
         k = int(sent[i])
-        raise LinkRangeError(path, k + 1, f"link ({alignments.src[i]}, {alignments.tgt[i]}) (0-based "
+        raise LinkRangeError(path, k + 1, f"sentence {k + 1}: link ({alignments.src[i]}, {alignments.tgt[i]}) (0-based "
                              f"src, tgt) is outside a sentence pair of {sl[i]} source and {tl[i]} "
                              "target tokens; expected indices below the sentence lengths")

@@ -44,7 +44,7 @@ def test_stdin_reverse_and_options(tmp_path, capsys, monkeypatch):
     (GOLD, "0-0\n", [], "h.txt: 1 sentences; expected 2"),
     (GOLD, "0-0\n0-a\n", [], "h.txt:2: bad link '0-a'"),
     ("0-1\n1-1\n", HYP, [], "g.talp:1: index below 1"),
-    (GOLD, "0-0 5-5\n0-1\n", ["--text"], "h.txt:1: link (5, 5)"),
+    (GOLD, "0-0 5-5\n0-1\n", ["--text"], "h.txt:1: sentence 1: link (5, 5)"),
 ])
 def test_bad_input_exit_1(tmp_path, capsys, gold, hyp, extra, msg):
     g, h = write(tmp_path, "g.talp", gold), write(tmp_path, "h.txt", hyp)

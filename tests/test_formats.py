@@ -88,7 +88,7 @@ def test_unknown_format():
 def test_links_in_range(tmp_path):
     al = Alignments.from_lists([[(0, 0)], [(2, 1)]])
     check_links_in_range(al, [1, 3], [1, 2], "h")
-    with pytest.raises(LinkRangeError, match=r"^h:2: link \(2, 1\)"):
+    with pytest.raises(LinkRangeError, match=r"^h:2: sentence 2: link \(2, 1\)"):
         check_links_in_range(al, [1, 2], [1, 2], "h")
     with pytest.raises(LineCountError):
         check_links_in_range(al, [1], [1], "h")

@@ -65,3 +65,37 @@ def test_naacl_gold_czen(shared):
     gold = read_alignments(str(shared / "gold/csen_pcedt515/czen.wal"), "naacl", reverse=True)
     assert len(gold) == 515
     assert int(gold.sure.sum()) == 10934 and int((~gold.sure).sum()) == 4510
+
+
+# (path, format, base, reverse, sentences, sure, possible) from ../shared/data/README.md
+GOLD_SETS = [
+    ("deen_rwth/deen.gold", "talp", None, False, 508, 9613, 921),
+    ("enfr_hansards/enfr.gold", "talp", None, False, 447, 4038, 13400),
+    ("roen_wpt03/roen.gold", "talp", None, False, 248, 6198, 0),
+    ("jaen_kftt/jaen.gold", "talp", None, False, 582, 13562, 0),
+    ("zhen_tsinghua/zhen.gold", "talp", None, False, 450, 11238, 178),
+    ("zhen_denero_nist02/train.align", "pharaoh", None, False, 150, 3668, 989),
+    ("encs_pcedt78/encs.gold", "talp", 0, False, 78, 1247, 454),
+    ("esfr_inesc100/esfr.gold", "talp", None, False, 100, 1139, 292),  # no final newline
+]
+
+
+@pytest.mark.parametrize("path,fmt,base,reverse,n,sure,possible", GOLD_SETS)
+def test_gold_sets_read_with_their_documented_counts(shared, path, fmt, base, reverse, n, sure, possible):
+    gold = read_alignments(str(shared / "gold" / path), fmt, base, reverse)
+    assert (len(gold), int(gold.sure.sum()), int((~gold.sure).sum())) == (n, sure, possible)
+
+
+def test_enhi_naacl_with_wpt_sentence_numbers_and_its_bad_link(shared):
+    from align.formats import LinkRangeError, check_links_in_range, read_wpt_text
+
+    d = shared / "gold" / "enhi_wpt05"
+    ids, en = read_wpt_text(str(d / "test.eng"))
+    ids_hi, hi = read_wpt_text(str(d / "test.hin"))
+    assert ids == ids_hi and ids[0] == 26 and len(ids) == 90
+    gold = read_alignments(str(d / "test.eng.hin.wa"), "naacl", naacl_ids=ids)
+    assert len(gold) == 90 and gold.n_links == 1409
+    # the documented defect: one link (snum 68) points past the end of its sentence
+    with pytest.raises(LinkRangeError) as e:
+        check_links_in_range(gold, [len(s) for s in en], [len(t) for t in hi], "test.eng.hin.wa")
+    assert e.value.line == ids.index(68) + 1
