@@ -166,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0) if e.code in (0, None) else 2
-    if sum(h == "-" for h in args.hyps) > 1:
+    if sum(h == "-" for h in [args.gold, *args.hyps]) > 1:
         parser.print_usage(sys.stderr)
         print("align-eval: error: stdin (-) can be read once", file=sys.stderr)
         return 2

@@ -67,6 +67,7 @@ def test_usage_exit_2(tmp_path, capsys):
     assert main([]) == 2
     assert main(["g", "h", "--hyp-format", "xml"]) == 2
     assert main(["g", "-", "-"]) == 2
+    assert main(["-", "-"]) == 2
 
 
 def test_plot(tmp_path, capsys):
