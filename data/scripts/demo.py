@@ -97,8 +97,13 @@ def main(argv=None) -> int:
     plot_heatmap(main_rows, os.path.join(args.out, "aer_heatmap.png"))
     best_layer = int(min(main_rows, key=lambda r: r["aer"])["hyp"].rsplit("-layer", 1)[1].split(".")[0])
     plot_example(args.model_dir, pairs, gold, best_layer, os.path.join(args.out, "example.png"))
-    print(format_grid(main_rows))
+    grid = format_grid(main_rows)
+    print(grid)
     best = min(main_rows, key=lambda r: r["aer"])
+    with open(os.path.join(args.out, "results.md"), "w") as f:
+        f.write(f"# Hansards En-Fr forced alignment, {len(pairs)} sentences\n\nModel: `{args.model_dir}`. "
+                "AER (%) of word alignments (argmax over source words) against the gold (sure + possible).\n\n"
+                "```\n" + grid + "\n```\n")
     print(f"\nbest: {best['hyp'][:-6]} AER {best['aer']:.1f} (P {best['precision']:.1f} R {best['recall']:.1f}); "
           f"{len(pairs)} sentences; {time.time() - t0:.0f} s; files in {args.out}/")
     return 0
