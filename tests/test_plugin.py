@@ -76,14 +76,15 @@ def test_attn_equals_fairseqs_own_alignment(tiny):
         assert len(ours) == 50
 
 
-def test_batch_size_never_changes_an_alignment(tiny, tmp_path):
+def test_batch_size_and_padding_side_never_change_an_alignment(tiny, tmp_path):
     outs = []
-    for bs in ("1", "64"):
-        d = tmp_path / bs
-        generate(tiny, "--score-reference", "--batch-size", bs, "--alignment-dump", str(d),
+    for name, flags in (("bs1", ["--batch-size", "1"]), ("bs64", ["--batch-size", "64"]),
+                        ("right", ["--batch-size", "64", "--left-pad-source", "False"])):
+        d = tmp_path / name
+        generate(tiny, "--score-reference", *flags, "--alignment-dump", str(d),
                  "--alignment-dump-methods", "norm,attn-res-ln,norm-head")
         outs.append({n: (d / n).read_text() for n in os.listdir(d)})
-    assert outs[0] == outs[1] and len(outs[0]) == 2 * 2 * 2 + 2 * 2 * 4
+    assert outs[0] == outs[1] == outs[2] and len(outs[0]) == 2 * 2 * 2 + 2 * 2 * 4
 
 
 def test_awi_reads_the_next_decoder_step(tiny):

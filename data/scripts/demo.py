@@ -76,13 +76,10 @@ def main(argv=None) -> int:
                "--user-dir", os.path.join(ROOT, "fairseq_plugins"), "--task", "translation_norm_align",
                "--source-lang", args.src, "--target-lang", args.tgt, "--gen-subset", "test", "--score-reference",
                "--print-alignment", "--alignment-method", "norm", "--alignment-shift", "awi",
-               "--alignment-dump", dump, "--batch-size", str(args.batch_size), "--log-format", "tqdm",
+               "--alignment-dump", dump, "--batch-size", str(args.batch_size),
                "--alignment-dump-methods", "attn,norm,attn-res-ln,attn-res-ln-ff,attn-head,norm-head"]
         env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONPATH": ROOT}
-        with open(os.path.join(args.out, "generate.out"), "w") as log:
-            r = subprocess.run(cmd, stdout=log, stderr=subprocess.PIPE, text=True, env=env)
-        if r.returncode != 0:
-            print(r.stderr[-4000:], file=sys.stderr)
+        if run_with_progress(cmd, env, os.path.join(args.out, "generate.out"), len(pairs)) != 0:
             return 1
     step(3, 4, "scoring every alignment file against the gold (align-eval)")
     results = []
@@ -142,6 +139,25 @@ def plot_example(model_dir: str, pairs, gold, layer: int, path: str, index: int 
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def run_with_progress(cmd: list[str], env: dict, log_path: str, total: int) -> int:
+    """Run fairseq-generate, keep its output in ``log_path``, show 'aligned k/total' as A- lines arrive."""
+    with open(log_path, "w") as log, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+        done = 0
+        for line in proc.stdout:
+            log.write(line)
+            if line.startswith("A-"):
+                done += 1
+                if done % 16 == 0 or done == total:
+                    print(f"\r      aligned {done}/{total} sentences", end="", file=sys.stderr, flush=True)
+        proc.wait()
+        print(file=sys.stderr)
+        if proc.returncode != 0:
+            err.seek(0)
+            print(err.read()[-4000:], file=sys.stderr)
+        return proc.returncode
 
 
 def format_grid(rows: list[dict]) -> str:
