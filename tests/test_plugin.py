@@ -78,8 +78,10 @@ def test_attn_equals_fairseqs_own_alignment(tiny):
 
 def test_batch_size_and_padding_side_never_change_an_alignment(tiny, tmp_path):
     outs = []
+    # fairseq turns a bool field that defaults to True into a store_false flag: --left-pad-source
+    # alone switches sources to right padding.
     for name, flags in (("bs1", ["--batch-size", "1"]), ("bs64", ["--batch-size", "64"]),
-                        ("right", ["--batch-size", "64", "--left-pad-source", "False"])):
+                        ("right", ["--batch-size", "64", "--left-pad-source"])):
         d = tmp_path / name
         generate(tiny, "--score-reference", *flags, "--alignment-dump", str(d),
                  "--alignment-dump-methods", "norm,attn-res-ln,norm-head")
