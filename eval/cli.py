@@ -14,10 +14,10 @@ import sys
 from typing import Sequence
 
 from align.formats import (FORMATS, AlignmentFormatError, LineCountError, check_links_in_range,
-                           read_alignments, read_text_pairs, read_wpt_text)
+                           read_alignments, read_text_pairs, read_wpt_text, write_text_atomic)
 from align.links import Alignments
 
-from .metrics import AERScore, bootstrap_ci, count_matches, paired_bootstrap, score_counts
+from .metrics import AERScore, bootstrap_ci, count_matches, paired_bootstrap, rates, score_counts
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="N paired-bootstrap resamples testing each HYP against the first")
     p.add_argument("--seed", type=int, default=12345, help="random seed of the resampling")
     p.add_argument("--plot", metavar="FILE.png", help="heatmap of AER (needs matplotlib)")
+    p.add_argument("--per-sentence", metavar="FILE.tsv",
+                   help="write per-sentence AER, precision, recall, F1 (percent) of every HYP as TSV")
     p.add_argument("--format", choices=("text", "json"), default="text", dest="out_format")
     return p
 
@@ -90,7 +92,20 @@ def evaluate(args: argparse.Namespace) -> list[dict]:
                                      "delta_aer_ci": [100 * x for x in test["delta_ci"]]}
         results.append(d)
         counts.append(c)
+    if args.per_sentence:
+        write_per_sentence(args.per_sentence, results, counts)
     return results
+
+
+def write_per_sentence(path: str, results: list[dict], counts: list) -> None:
+    """TSV: one row per sentence (1-based), four columns per hypothesis file."""
+    cols = ["sentence"] + [f"{r['hyp']}:{m}" for r in results for m in ("aer", "precision", "recall", "f1")]
+    per = [100 * rates(c.stacked()).T for c in counts]  # each (n_sentences, 4)
+    n = len(counts[0])
+    rows = ["\t".join(cols)]
+    for k in range(n):
+        rows.append("\t".join([str(k + 1)] + [f"{v:.2f}" for p in per for v in p[k]]))
+    write_text_atomic(path, "\n".join(rows) + "\n")
 
 
 def format_table(results: list[dict]) -> str:

@@ -77,3 +77,14 @@ def test_plot(tmp_path, capsys):
     png = str(tmp_path / "heat.png")
     assert main([g, *hs, "--plot", png]) == 0
     assert open(png, "rb").read(4) == b"\x89PNG"
+
+
+def test_per_sentence_tsv(tmp_path, capsys):
+    g, h = write(tmp_path, "g.talp", GOLD), write(tmp_path, "h.txt", HYP)
+    out = tmp_path / "per.tsv"
+    assert main([g, h, "--per-sentence", str(out)]) == 0
+    rows = [r.split("\t") for r in out.read_text().splitlines()]
+    assert rows[0] == ["sentence", f"{h}:aer", f"{h}:precision", f"{h}:recall", f"{h}:f1"]
+    # sentence 1: |A|=2, |S|=2, |A&S|=1, |A&P|=2 -> AER 1 - 3/4 = 25, P 100, R 50, F1 66.67
+    assert rows[1] == ["1", "25.00", "100.00", "50.00", "66.67"]
+    assert rows[2] == ["2", "0.00", "100.00", "100.00", "100.00"]
