@@ -7,6 +7,7 @@ Exit status: 0 ok, 1 bad input (message ``file:line: ...``), 2 usage.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -14,10 +15,10 @@ import sys
 from typing import Sequence
 
 from align.formats import (FORMATS, AlignmentFormatError, LineCountError, check_links_in_range,
-                           read_alignments, read_text_pairs, read_wpt_text, write_text_atomic)
+                           read_alignments, read_lines, read_text_pairs, read_wpt_text, write_text_atomic)
 from align.links import Alignments
 
-from .metrics import AERScore, bootstrap_ci, count_matches, paired_bootstrap, rates, score_counts
+from .metrics import bootstrap_ci, count_matches, paired_bootstrap, rates, score_counts
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,16 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _read_ids(path: str) -> list[int]:
-    with open(path, encoding="utf-8") as f:
-        first = f.readline()
-    if first.lstrip().startswith("<s"):
+    lines = read_lines(path)
+    if lines and lines[0].lstrip().startswith("<s"):
         return read_wpt_text(path)[0]
     ids = []
-    with open(path, encoding="utf-8") as f:
-        for i, line in enumerate(f, 1):
-            if not re.fullmatch(r"\s*\d+\s*", line):
-                raise AlignmentFormatError(path, i, f"found {line.strip()!r}; expected one sentence number")
-            ids.append(int(line))
+    for i, line in enumerate(read_lines(path), 1):
+        if not re.fullmatch(r"\s*\d+\s*", line):
+            raise AlignmentFormatError(path, i, f"found {line.strip()!r}; expected one sentence number")
+        ids.append(int(line))
     return ids
 
 
@@ -83,7 +82,7 @@ def evaluate(args: argparse.Namespace) -> list[dict]:
         c = count_matches(gold, hyp)
         score = score_counts(c)
         if args.bootstrap:
-            score = AERScore(**{**score.__dict__, "ci": bootstrap_ci(c, args.bootstrap, seed=args.seed)})
+            score = dataclasses.replace(score, ci=bootstrap_ci(c, args.bootstrap, seed=args.seed))
         d = score.as_dict("<stdin>" if path == "-" else path)
         if args.paired_bootstrap and counts:
             test = paired_bootstrap(counts[0], c, args.paired_bootstrap, seed=args.seed)

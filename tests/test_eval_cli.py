@@ -88,3 +88,15 @@ def test_per_sentence_tsv(tmp_path, capsys):
     # sentence 1: |A|=2, |S|=2, |A&S|=1, |A&P|=2 -> AER 1 - 3/4 = 25, P 100, R 50, F1 66.67
     assert rows[1] == ["1", "25.00", "100.00", "50.00", "66.67"]
     assert rows[2] == ["2", "0.00", "100.00", "100.00", "100.00"]
+
+
+def test_naacl_gold_with_id_file(tmp_path, capsys):
+    # gold in NAACL with sentence numbers 7 and 9; the id file maps them to lines 1 and 2
+    g = write(tmp_path, "g.wa", "7 1 1 S\n9 2 1 P\n9 1 2\n")
+    ids = write(tmp_path, "ids.txt", "7\n9\n")
+    h = write(tmp_path, "h.txt", "0-0\n0-1 1-0\n")
+    assert main([g, h, "--gold-format", "naacl", "--naacl-ids", ids, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["aer"] == 0.0
+    bad = write(tmp_path, "bad.txt", "7\nx\n")
+    assert main([g, h, "--gold-format", "naacl", "--naacl-ids", bad]) == 1
+    assert "bad.txt:2: found 'x'" in capsys.readouterr().err
