@@ -54,7 +54,7 @@ def _read_ids(path: str) -> list[int]:
     if lines and lines[0].lstrip().startswith("<s"):
         return read_wpt_text(path)[0]
     ids = []
-    for i, line in enumerate(read_lines(path), 1):
+    for i, line in enumerate(lines, 1):
         if not re.fullmatch(r"\s*\d+\s*", line):
             raise AlignmentFormatError(path, i, f"found {line.strip()!r}; expected one sentence number")
         ids.append(int(line))
