@@ -21,6 +21,7 @@ sys.path.insert(0, ROOT)
 from align.formats import read_alignments, read_text_pairs, write_alignments  # noqa: E402
 from align.subwords import check_word_map, word_map  # noqa: E402
 from eval.cli import plot_heatmap  # noqa: E402
+from eval.grid import best as best_row, format_grid, layer_rows, parse_name, summarize_heads  # noqa: E402
 from eval.metrics import score_corpus  # noqa: E402
 
 
@@ -50,6 +51,22 @@ def binarize(model_dir: str, pairs, src: str, tgt: str, work: str) -> str:
     return dest
 
 
+ALL_METHODS = "attn,norm,attn-res-ln,attn-res-ln-ff,attn-head,norm-head"
+
+
+def forced_dump(model_dir: str, data: str, src: str, tgt: str, dump: str, batch_size: int, log_path: str,
+                total: int, methods: str = ALL_METHODS) -> int:
+    """Forced alignment of the binarized test set through fairseq-generate and the plugin; every method,
+    layer and shift written to ``dump`` (one Pharaoh file each). Returns fairseq-generate's exit status."""
+    cmd = [sys.executable, "-m", "fairseq_cli.generate", data, "--path", os.path.join(model_dir, "model.pt"),
+           "--user-dir", os.path.join(ROOT, "fairseq_plugins"), "--task", "translation_norm_align",
+           "--source-lang", src, "--target-lang", tgt, "--gen-subset", "test", "--score-reference",
+           "--print-alignment", "--alignment-method", "norm", "--alignment-shift", "awi",
+           "--alignment-dump", dump, "--batch-size", str(batch_size), "--alignment-dump-methods", methods]
+    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONPATH": ROOT}
+    return run_with_progress(cmd, env, log_path, total)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model-dir", default=os.path.join(ROOT, "data", "models", "enfr"))
@@ -72,14 +89,8 @@ def main(argv=None) -> int:
         step(1, 4, f"binarizing {len(pairs)} Hansards sentence pairs with the model's SentencePiece and dictionaries")
         data = binarize(args.model_dir, pairs, args.src, args.tgt, work)
         step(2, 4, "forced alignment: fairseq-generate --score-reference with the plugin, every method, layer, AWO and AWI")
-        cmd = [sys.executable, "-m", "fairseq_cli.generate", data, "--path", os.path.join(args.model_dir, "model.pt"),
-               "--user-dir", os.path.join(ROOT, "fairseq_plugins"), "--task", "translation_norm_align",
-               "--source-lang", args.src, "--target-lang", args.tgt, "--gen-subset", "test", "--score-reference",
-               "--print-alignment", "--alignment-method", "norm", "--alignment-shift", "awi",
-               "--alignment-dump", dump, "--batch-size", str(args.batch_size),
-               "--alignment-dump-methods", "attn,norm,attn-res-ln,attn-res-ln-ff,attn-head,norm-head"]
-        env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONPATH": ROOT}
-        if run_with_progress(cmd, env, os.path.join(args.out, "generate.out"), len(pairs)) != 0:
+        if forced_dump(args.model_dir, data, args.src, args.tgt, dump, args.batch_size,
+                       os.path.join(args.out, "generate.out"), len(pairs)) != 0:
             return 1
     step(3, 4, "scoring every alignment file against the gold (align-eval)")
     results = []
@@ -90,18 +101,18 @@ def main(argv=None) -> int:
     step(4, 4, "writing the table, JSON, the AER heatmap and an example sentence's score matrices")
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
-    main_rows = [r for r in results if "-head" not in r["hyp"]]
+    main_rows = layer_rows(results)
     plot_heatmap(main_rows, os.path.join(args.out, "aer_heatmap.png"))
-    best_layer = int(min(main_rows, key=lambda r: r["aer"])["hyp"].rsplit("-layer", 1)[1].split(".")[0])
-    plot_example(args.model_dir, pairs, gold, best_layer, os.path.join(args.out, "example.png"))
-    grid = format_grid(main_rows)
+    best = best_row(main_rows)
+    plot_example(args.model_dir, pairs, gold, parse_name(best["hyp"]).layer, os.path.join(args.out, "example.png"))
+    grid = format_grid(main_rows + summarize_heads(results))
     print(grid)
-    best = min(main_rows, key=lambda r: r["aer"])
     with open(os.path.join(args.out, "results.md"), "w") as f:
         f.write(f"# Hansards En-Fr forced alignment, {len(pairs)} sentences\n\nModel: `{args.model_dir}`. "
-                "AER (%) of word alignments (argmax over source words) against the gold (sure + possible).\n\n"
+                "AER (%) of word alignments (argmax over source words) against the gold (sure + possible); "
+                "`*-head-best`: the best head of the layer, `*-head-mean`: the mean over its heads.\n\n"
                 "```\n" + grid + "\n```\n")
-    print(f"\nbest: {best['hyp'][:-6]} AER {best['aer']:.1f} (P {best['precision']:.1f} R {best['recall']:.1f}); "
+    print(f"\nbest: {best['hyp'].removesuffix('.align')} AER {best['aer']:.1f} (P {best['precision']:.1f} R {best['recall']:.1f}); "
           f"{len(pairs)} sentences; {time.time() - t0:.0f} s; files in {args.out}/")
     return 0
 
@@ -158,21 +169,6 @@ def run_with_progress(cmd: list[str], env: dict, log_path: str, total: int) -> i
             err.seek(0)
             print(err.read()[-4000:], file=sys.stderr)
         return proc.returncode
-
-
-def format_grid(rows: list[dict]) -> str:
-    """AER table: one row per method and shift, one column per layer."""
-    grid: dict[str, dict[int, float]] = {}
-    for r in rows:
-        stem = r["hyp"][: -len(".align")]
-        key, _, layer = stem.rpartition("-layer")
-        grid.setdefault(key, {})[int(layer)] = r["aer"]
-    layers = sorted({k for v in grid.values() for k in v})
-    width = max(len(k) for k in grid) + 2
-    head = f"{'AER (%)':<{width}}" + "".join(f"{'layer ' + str(k):>9}" for k in layers)
-    lines = [head] + [f"{key:<{width}}" + "".join(f"{grid[key].get(k, float('nan')):9.1f}" for k in layers)
-                      for key in sorted(grid)]
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

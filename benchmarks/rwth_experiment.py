@@ -1,0 +1,290 @@
+"""The 2020 paper's experiment on RWTH De-En with our models: attention weights against norms (and
+the block-level methods), layer by layer, AWO and AWI, De->En and En->De, symmetrized, next to
+eflomal on equal data and to other systems' outputs. Writes ``OUT/rwth_deen.{md,json}`` and
+``OUT/rwth_deen_<direction>.png``.
+
+Usage: python benchmarks/rwth_experiment.py [--gold-dir ../shared/data/gold/deen_rwth]
+           [--forward data/models/deen] [--reverse data/models/ende] [--out benchmarks/results] [--limit N]
+
+The gold text and links are read from ``--gold-dir`` (``PAIR.src-tgt``, ``PAIR.gold`` talp); the RWTH
+set is never copied into the project. ``--forward`` translates the gold's first side into its second,
+``--reverse`` the other way; a missing model directory is reported and its direction left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "data", "scripts"))
+
+from demo import binarize, forced_dump  # noqa: E402
+
+from align.formats import read_alignments, read_text_pairs  # noqa: E402
+from align.links import Alignments  # noqa: E402
+from align.symmetrize import symmetrize_corpus  # noqa: E402
+from eval.cli import plot_heatmap  # noqa: E402
+from eval.grid import best, format_markdown, layer_rows, parse_name, summarize_heads  # noqa: E402
+from eval.metrics import bootstrap_ci, count_matches, paired_bootstrap, score_counts  # noqa: E402
+
+LAYER_METHODS = ("attn", "norm", "attn-res-ln", "attn-res-ln-ff")
+
+# Quoted, not recomputed: Kobayashi et al. (2020), Table 3 as summarized in the project brief.
+PAPER = [
+    {"system": "Kobayashi et al. 2020, attention weights, AWO", "aer": 47.7},
+    {"system": "Kobayashi et al. 2020, norm, AWO", "aer": 41.4},
+    {"system": "Kobayashi et al. 2020, attention weights, AWI", "aer": 29.8},
+    {"system": "Kobayashi et al. 2020, norm, AWI", "aer": 25.0},
+]
+PAPER_DATA = ("Europarl v7 De-En (about 1.9M pairs), RWTH test sentences removed; transformer_iwslt_de_en "
+              "(6+6 layers, d=512); De->En; mean of 5 seeds at the best layer")
+
+# Outputs in ../shared/data/system_outputs aligned to the RWTH gold, scored here by our scorer.
+OTHERS = [
+    ("fast_align forward", "fast_align/test.deen.talp", False,
+     "Europarl v7 De-En + test sentences (lilt/alignment-scripts)"),
+    ("fast_align reverse", "fast_align/test.deen.reverse.talp", True,
+     "Europarl v7 De-En + test sentences (lilt/alignment-scripts)"),
+    ("fast_align grow-diag-final (lilt)", "fast_align/test.deen.grow-diagonal-final.talp", False,
+     "Europarl v7 De-En + test sentences (lilt/alignment-scripts)"),
+    ("MGIZA++ forward", "mgiza/test.deen.talp", False, "Europarl v7 De-En + test sentences (lilt/alignment-scripts)"),
+    ("MGIZA++ reverse", "mgiza/test.deen.reverse.talp", True,
+     "Europarl v7 De-En + test sentences (lilt/alignment-scripts)"),
+    ("MGIZA++ grow-diag-final (lilt)", "mgiza/test.deen.grow-diagonal-final.talp", False,
+     "Europarl v7 De-En + test sentences (lilt/alignment-scripts)"),
+    ("Cross-Align", "cross_align/deen.crossalign.out", False,
+     "multilingual BERT pre-training + fine-tuning on parallel text (Lai et al. 2022)"),
+]
+
+
+def align_direction(model_dir: str, pairs: list, src: str, tgt: str, log_path: str,
+                    batch_size: int) -> dict[str, Alignments]:
+    """Forced alignment of ``pairs`` (src words, tgt words) with one model: {dump file name: links (src, tgt)}."""
+    with tempfile.TemporaryDirectory() as work:
+        data = binarize(model_dir, pairs, src, tgt, work)
+        dump = os.path.join(work, "alignments")
+        if forced_dump(model_dir, data, src, tgt, dump, batch_size, log_path, len(pairs)) != 0:
+            raise RuntimeError(f"fairseq-generate failed with {model_dir}; its output is in {log_path}")
+        return {name: read_alignments(os.path.join(dump, name)) for name in sorted(os.listdir(dump))}
+
+
+def score_all(gold: Alignments, hyps: dict[str, Alignments]) -> tuple[list[dict], dict]:
+    """Score every hypothesis (already in the gold's orientation): rows for tables and per-sentence counts."""
+    rows, counts = [], {}
+    for name, hyp in hyps.items():
+        c = count_matches(gold, hyp)
+        counts[name] = c
+        rows.append(score_counts(c).as_dict(name))
+    return rows, counts
+
+
+def headline_tests(rows: list[dict], counts: dict, n_samples: int) -> list[dict]:
+    """Per shift: best-layer ``norm`` against best-layer ``attn``, paired bootstrap over sentences."""
+    out = []
+    main = layer_rows(rows)
+    for shift in ("awo", "awi"):
+        shifted = [r for r in main if parse_name(r["hyp"]).shift == shift]
+        try:
+            a, n = best(shifted, "attn"), best(shifted, "norm")
+        except ValueError:
+            continue
+        test = paired_bootstrap(counts[a["hyp"]], counts[n["hyp"]], n_samples)
+        out.append({"shift": shift, "attn": a["hyp"], "attn_aer": a["aer"], "norm": n["hyp"], "norm_aer": n["aer"],
+                    "delta": 100 * test["delta"], "delta_ci": [100 * x for x in test["delta_ci"]],
+                    "p_value": test["p_value"]})
+    return out
+
+
+def ff_effect(rows: list[dict]) -> list[dict]:
+    """Per shift and layer: AER of attn-res-ln-ff minus attn-res-ln (what the FF block does), and minus norm."""
+    cell = {}
+    for r in layer_rows(rows):
+        k = parse_name(r["hyp"])
+        cell[(k.method, k.shift, k.layer)] = r["aer"]
+    out = []
+    for (method, shift, layer), aer in sorted(cell.items()):
+        if method == "attn-res-ln-ff" and ("attn-res-ln", shift, layer) in cell:
+            out.append({"shift": shift, "layer": layer, "aer_ff": aer,
+                        "minus_attn_res_ln": aer - cell[("attn-res-ln", shift, layer)],
+                        "minus_norm": aer - cell.get(("norm", shift, layer), float("nan"))})
+    return out
+
+
+def symmetrized(gold: Alignments, fwd_rows: list[dict], fwd: dict[str, Alignments], rev_rows: list[dict],
+                rev: dict[str, Alignments], n_samples: int) -> list[dict]:
+    """Each method's best forward and best reverse setting (both in the gold's orientation), symmetrized."""
+    out = []
+    for method in LAYER_METHODS:
+        try:
+            f, r = best(layer_rows(fwd_rows), method), best(layer_rows(rev_rows), method)
+        except ValueError:
+            continue
+        for how in ("intersect", "grow-diag-final-and"):
+            c = count_matches(gold, symmetrize_corpus(fwd[f["hyp"]], rev[r["hyp"]], how))
+            d = score_counts(c).as_dict(f"{method} {how}")
+            d.update(forward=f["hyp"], reverse=r["hyp"], ci95_aer=[100 * x for x in bootstrap_ci(c, n_samples)["aer"]])
+            out.append(d)
+    return out
+
+
+def others(gold: Alignments, outputs_dir: str) -> list[dict]:
+    """Other systems' RWTH outputs from ``outputs_dir`` (their first ``len(gold)`` sentences), scored
+    here, with their training data named."""
+    rows = []
+    for name, rel, swap, data in OTHERS:
+        hyp = read_alignments(os.path.join(outputs_dir, rel))
+        if len(hyp) > len(gold):  # --limit
+            hyp = hyp.select(list(range(len(gold))))
+        rows.append({**score_counts(count_matches(gold, hyp.reversed() if swap else hyp)).as_dict(name),
+                     "training_data": data})
+    return rows
+
+
+def _fmt_rows(rows: list[dict], extra: str | None = None) -> list[str]:
+    lines = ["| system | AER | P | R | " + (f"{extra} |" if extra else ""),
+             "|---|---:|---:|---:|" + ("---|" if extra else "")]
+    for r in rows:
+        lines.append(f"| {r['hyp']} | {r['aer']:.1f} | {r['precision']:.1f} | {r['recall']:.1f} | "
+                     + (f"{r.get(extra, '')} |" if extra else ""))
+    return lines
+
+
+def plain_words(directions: dict, tests: dict, ff: dict) -> list[str]:
+    """What holds and what does not, from the figures themselves."""
+    lines = []
+    for d, res in directions.items():
+        for t in tests.get(d, []):
+            verdict = "lower" if t["delta"] < 0 else "higher"
+            sig = "significant" if t["p_value"] < 0.05 else "not significant"
+            lines.append(f"- {res['label']} {t['shift'].upper()}: best `norm` ({t['norm'].removesuffix('.align')}) "
+                         f"AER {t['norm_aer']:.1f} vs best `attn` ({t['attn'].removesuffix('.align')}) "
+                         f"{t['attn_aer']:.1f}: norms {verdict} by {abs(t['delta']):.1f} points "
+                         f"(95% CI of the difference [{t['delta_ci'][0]:.1f}, {t['delta_ci'][1]:.1f}], "
+                         f"paired bootstrap p = {t['p_value']:.3f}, {sig}). The paper (De->En): "
+                         + ("47.7 -> 41.4." if t["shift"] == "awo" else "29.8 -> 25.0."))
+        eff = ff.get(d, [])
+        if eff:
+            worse = sum(1 for e in eff if e["minus_attn_res_ln"] > 0)
+            lines.append(f"- {res['label']}: carrying the decomposition through the FF block changes AER by "
+                         + ", ".join(f"{e['minus_attn_res_ln']:+.1f} ({e['shift'].upper()} layer {e['layer']})"
+                                     for e in eff)
+                         + f" against attn-res-ln; worse in {worse} of {len(eff)} cells.")
+    return lines
+
+
+def write_report(out: str, meta: dict, directions: dict, tests: dict, ff: dict, sym: list, other_rows: list,
+                 eflomal: dict | None) -> str:
+    """Write rwth_deen.md and rwth_deen.json (atomically) and return the Markdown."""
+    md = [f"# RWTH De-En word alignment: {meta['sentences']} sentence pairs", "",
+          "AER (%) against the RWTH gold (sure + possible links), word level, argmax over source words. "
+          "Protocol of our models and of eflomal: the training text plus the test sentences (never their "
+          "gold links), as lilt/alignment-scripts trains every aligner; "
+          f"the paper removed the test sentences. Models: {meta['models']}.", ""]
+    for d, res in directions.items():
+        md += [f"## {res['label']} ({res['model']})", "", format_markdown(res["grid"]), "",
+               f"![AER per layer](rwth_deen_{d}.png)", ""]
+    if tests:
+        md += ["## Headline: best `norm` against best `attn` (paired bootstrap over sentences)", ""]
+        md += plain_words(directions, tests, ff) + [""]
+    if sym:
+        md += ["## Symmetrized (best forward and best reverse setting of each method)", ""]
+        md += _fmt_rows(sym, "forward") + [""]
+    md += ["## Other systems", "", f"Kobayashi et al. (2020), quoted: {PAPER_DATA}.", "",
+           "| system | AER |", "|---|---:|"] + [f"| {p['system']} | {p['aer']:.1f} |" for p in PAPER] + [""]
+    if eflomal:
+        md += [f"eflomal on equal data ({eflomal['train_pairs']} pairs + {eflomal['test_pairs']} test sentences; "
+               "benchmarks/eflomal_baseline.py):", ""]
+        md += _fmt_rows([r for r in eflomal["results"].values()]) + [""]
+    if other_rows:
+        md += ["Outputs in ../shared/data/system_outputs, scored here (training data differ from ours):", ""]
+        md += _fmt_rows(other_rows, "training_data") + [""]
+    text = "\n".join(md) + "\n"
+    payload = {"meta": meta, "directions": directions, "headline": tests, "ff_effect": ff, "symmetrized": sym,
+               "paper": {"data": PAPER_DATA, "rows": PAPER}, "eflomal": eflomal, "others": other_rows}
+    for name, body in (("rwth_deen.md", text), ("rwth_deen.json", json.dumps(payload, indent=1))):
+        tmp = os.path.join(out, f".tmp-{name}")
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(body)
+        os.replace(tmp, os.path.join(out, name))
+    return text
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gold-dir", default=os.path.join(ROOT, "..", "shared", "data", "gold", "deen_rwth"))
+    ap.add_argument("--pair", default="deen", help="file stem in --gold-dir and language codes, source first")
+    ap.add_argument("--forward", default=os.path.join(ROOT, "data", "models", "deen"))
+    ap.add_argument("--reverse", default=os.path.join(ROOT, "data", "models", "ende"))
+    ap.add_argument("--others", default=os.path.join(ROOT, "..", "shared", "data", "system_outputs"),
+                    help="folder of other systems' outputs on the RWTH set ('' to leave them out)")
+    ap.add_argument("--eflomal", default=os.path.join(ROOT, "benchmarks", "results", "eflomal_deen.json"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results"))
+    ap.add_argument("--limit", type=int, default=0, help="only the first N sentences (a quick look)")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--bootstrap", type=int, default=1000)
+    args = ap.parse_args(argv)
+    t0 = time.time()
+    src, tgt = args.pair[:2], args.pair[2:]
+    pairs = [([w.lower() for w in s], [w.lower() for w in t])
+             for s, t in read_text_pairs(os.path.join(args.gold_dir, f"{args.pair}.src-tgt"))]
+    gold = read_alignments(os.path.join(args.gold_dir, f"{args.pair}.gold"), "talp")
+    if len(gold) != len(pairs):
+        print(f"rwth_experiment: {args.gold_dir}: {len(pairs)} text lines but {len(gold)} gold sentences",
+              file=sys.stderr)
+        return 1
+    if args.limit:
+        pairs, gold = pairs[: args.limit], gold.select(list(range(min(args.limit, len(gold)))))
+    os.makedirs(args.out, exist_ok=True)
+    plan = [("forward", args.forward, src, tgt, f"{src}{tgt}", f"{src.title()}->{tgt.title()}", False),
+            ("reverse", args.reverse, tgt, src, f"{tgt}{src}", f"{tgt.title()}->{src.title()}", True)]
+    directions, dumps, all_rows, tests, ff, models = {}, {}, {}, {}, {}, []
+    for role, model_dir, s, t, key, label, swap in plan:
+        if not os.path.exists(os.path.join(model_dir, "model.pt")):
+            print(f"rwth_experiment: no {model_dir}/model.pt: {label} left out", file=sys.stderr)
+            continue
+        print(f"[{label}] forced alignment of {len(pairs)} sentences with {model_dir}", file=sys.stderr, flush=True)
+        sent = [(b, a) for a, b in pairs] if swap else pairs
+        hyps = align_direction(model_dir, sent, s, t, os.path.join(args.out, f".generate-{key}.log"), args.batch_size)
+        if swap:
+            hyps = {name: h.reversed() for name, h in hyps.items()}
+        rows, counts = score_all(gold, hyps)
+        dumps[key], all_rows[key] = hyps, rows
+        grid = layer_rows(rows) + summarize_heads(rows)
+        directions[key] = {"label": label, "model": os.path.relpath(model_dir, ROOT), "grid": grid}
+        tests[key] = headline_tests(rows, counts, args.bootstrap)
+        ff[key] = ff_effect(rows)
+        models.append(f"{label} `{os.path.relpath(model_dir, ROOT)}`")
+        plot_heatmap(layer_rows(rows), os.path.join(args.out, f"rwth_deen_{key}.png"))
+        os.unlink(os.path.join(args.out, f".generate-{key}.log"))
+    if not directions:
+        print("rwth_experiment: no model to run (see --forward/--reverse)", file=sys.stderr)
+        return 1
+    keys = list(dumps)
+    sym = (symmetrized(gold, all_rows[keys[0]], dumps[keys[0]], all_rows[keys[1]], dumps[keys[1]], args.bootstrap)
+           if len(keys) == 2 else [])
+    other_rows = others(gold, args.others) if args.others else []
+    eflomal = None
+    if args.limit:
+        print("rwth_experiment: --limit: eflomal's whole-set figures left out", file=sys.stderr)
+    elif not os.path.exists(args.eflomal):
+        print(f"rwth_experiment: no {args.eflomal} (run benchmarks/eflomal_baseline.py): eflomal left out",
+              file=sys.stderr)
+    else:
+        with open(args.eflomal) as f:
+            eflomal = json.load(f)
+    meta = {"sentences": len(pairs), "models": "; ".join(models), "seconds": round(time.time() - t0, 1),
+            "gold_dir": os.path.abspath(args.gold_dir)}
+    text = write_report(args.out, meta, directions, tests, ff, sym, other_rows, eflomal)
+    print(text)
+    print(f"{len(pairs)} sentences, {meta['seconds']} s -> {args.out}/rwth_deen.md", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

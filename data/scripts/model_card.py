@@ -1,0 +1,135 @@
+"""Write a shipped model's MODEL_CARD.md from what was measured: the data recipe (prepare.json), the
+architecture and update count (the checkpoint), training time and validation perplexity (the
+fairseq-train log), held-out BLEU (bleu.py's output line) and AER (a results.json of demo.py or
+benchmarks/rwth_experiment.py).
+
+Usage: python data/scripts/model_card.py MODEL_DIR --work WORKDIR --log TRAIN_LOG --command CMD
+           [--bleu BLEU_LINE_FILE] [--aer RESULTS_JSON] [--title TITLE] [--note TEXT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+
+from eval.grid import best, layer_rows, parse_name  # noqa: E402
+
+_INNER = re.compile(r"num_updates=(\d+).*?, wall=(\d+)")
+_VALID = re.compile(r"valid on 'valid' subset \| .*?\| nll_loss ([\d.]+) \| ppl ([\d.]+) .*?\| num_updates (\d+)")
+
+
+def log_facts(path: str) -> dict:
+    """Last logged update and wall seconds, last validation perplexity (with its update), updates/s."""
+    facts: dict = {}
+    ups = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            m = _INNER.search(line)
+            if m:
+                facts["updates_logged"], facts["wall_s"] = int(m[1]), int(m[2])
+                u = re.search(r"ups=([\d.]+)", line)
+                if u:
+                    ups.append(float(u[1]))
+            m = _VALID.search(line)
+            if m:
+                facts["valid_ppl"], facts["valid_update"] = float(m[2]), int(m[3])
+    if ups:
+        facts["ups"] = sum(ups) / len(ups)
+    return facts
+
+
+def checkpoint_facts(path: str) -> dict:
+    """Architecture and update count stored in the exported checkpoint."""
+    import torch
+
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    m = state["cfg"]["model"]
+    get = (lambda k: getattr(m, k, None)) if not isinstance(m, dict) else m.get
+    hist = state.get("optimizer_history") or [{}]
+    params = sum(v.numel() for k, v in state["model"].items() if not k.endswith("_float_tensor"))
+    return {"arch": get("arch"), "encoder_layers": get("encoder_layers"), "decoder_layers": get("decoder_layers"),
+            "d_model": get("encoder_embed_dim"), "ffn": get("encoder_ffn_embed_dim"),
+            "heads": get("decoder_attention_heads"), "normalize_before": get("decoder_normalize_before"),
+            "dropout": get("dropout"), "updates": hist[-1].get("num_updates"), "parameters": params,
+            "size_mb": round(os.path.getsize(path) / 1e6, 1)}
+
+
+def aer_lines(results_path: str) -> list[str]:
+    """Best layer of each method and shift from a demo results.json (a list of rows)."""
+    with open(results_path) as f:
+        rows = json.load(f)
+    if isinstance(rows, dict):  # rwth_experiment.py: the forward direction's grid
+        rows = next(iter(rows["directions"].values()))["grid"]
+    out = ["| method | shift | best layer | AER | P | R |", "|---|---|---:|---:|---:|---:|"]
+    keys = sorted({(parse_name(r["hyp"]).method, parse_name(r["hyp"]).shift) for r in layer_rows(rows)})
+    for method, shift in keys:
+        b = best([r for r in layer_rows(rows) if parse_name(r["hyp"]).shift == shift], method)
+        out.append(f"| {method} | {shift.upper()} | {parse_name(b['hyp']).layer} | {b['aer']:.1f} | "
+                   f"{b['precision']:.1f} | {b['recall']:.1f} |")
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model_dir")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--command", required=True)
+    ap.add_argument("--bleu", help="file holding bleu.py's output line")
+    ap.add_argument("--aer", help="results.json of demo.py or rwth_experiment.py")
+    ap.add_argument("--aer-set", default="the gold set", help="what --aer was measured on, for the heading")
+    ap.add_argument("--title", default=None)
+    ap.add_argument("--note", default="")
+    args = ap.parse_args(argv)
+    import fairseq
+    import torch
+
+    with open(os.path.join(args.work, "prepare.json")) as f:
+        prep = json.load(f)
+    ck = checkpoint_facts(os.path.join(args.model_dir, "model.pt"))
+    lg = log_facts(args.log)
+    title = args.title or os.path.basename(os.path.normpath(args.model_dir))
+    lines = [f"# Model card: {title}", "",
+             f"{args.note}".strip(), "",
+             "## Model",
+             f"- fairseq `{ck['arch']}`, post-LN" if not ck["normalize_before"] else f"- fairseq `{ck['arch']}`, pre-LN",
+             f"- {ck['encoder_layers']}+{ck['decoder_layers']} layers, d_model {ck['d_model']}, FF {ck['ffn']}, "
+             f"{ck['heads']} heads, shared embeddings, dropout {ck['dropout']}; {ck['parameters'] / 1e6:.1f}M "
+             f"parameters; weights stored in fp16 ({ck['size_mb']} MB, no optimizer state)",
+             f"- joint SentencePiece BPE, {prep['vocab']} pieces (`spm.model`), lowercased text", "",
+             "## Data (training text plus the test sentences, never their gold links)",
+             f"- training pairs: {prep['train_pairs']} (including the {prep['test_pairs']} test sentences "
+             f"x{prep['test_repeat']}), from {', '.join(prep['train_files'])} and {prep['test_file']}",
+             f"- validation: {prep['valid_pairs']} pairs; seed {prep['seed']}; sentencepiece {prep['sentencepiece']}",
+             "- protocol: lilt/alignment-scripts (every aligner trains on the test sentences too); Kobayashi "
+             "et al. (2020) removed the test sentences instead", "",
+             "## Training",
+             f"- command: `{args.command}`",
+             f"- {ck['updates']} updates; {lg.get('wall_s', 0) / 60:.0f} min wall on one CPU core "
+             f"({lg.get('ups', float('nan')):.2f} updates/s); fairseq {fairseq.__version__}, torch {torch.__version__}",
+             f"- validation perplexity {lg['valid_ppl']:.2f} at update {lg['valid_update']}" if "valid_ppl" in lg
+             else "- no validation logged", ""]
+    if args.bleu:
+        with open(args.bleu) as f:
+            lines += ["## Held-out BLEU (sacrebleu, beam 5)", f"- `{f.read().strip()}`", ""]
+    if args.aer:
+        lines += [f"## Word alignment on {args.aer_set} (AER %, forced alignment, best layer per method and shift)",
+                  ""] + aer_lines(args.aer) + [""]
+    text = "\n".join(line for line in lines) + "\n"
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    path = os.path.join(args.model_dir, "MODEL_CARD.md")
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""Tables over a grid of alignment files named ``METHOD-SHIFT-layerN[-headH].align``
+(the plugin's ``--alignment-dump`` names): parse the names, summarize heads, format AER grids."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, NamedTuple
+
+_NAME = re.compile(r"(?P<method>.+)-(?P<shift>awo|awi)-layer(?P<layer>\d+)(?:-head(?P<head>\d+))?(?:\.align)?")
+
+
+class GridKey(NamedTuple):
+    """Where one alignment file sits in the grid; ``head`` is None for layer-level methods."""
+
+    method: str
+    shift: str
+    layer: int
+    head: int | None
+
+
+def parse_name(name: str) -> GridKey:
+    """``norm-head-awi-layer2-head3.align`` -> GridKey('norm-head', 'awi', 2, 3); ValueError if not a dump name."""
+    m = _NAME.fullmatch(name)
+    if m is None:
+        raise ValueError(f"{name!r} is not an alignment dump name (METHOD-awo|awi-layerN[-headH].align)")
+    head = m["head"]
+    return GridKey(m["method"], m["shift"], int(m["layer"]), None if head is None else int(head))
+
+
+def summarize_heads(rows: Iterable[dict], key: str = "aer") -> list[dict]:
+    """Per-head rows (``hyp`` names with ``-headH``) -> two rows per (method, shift, layer):
+    ``METHOD-best-SHIFT-layerN`` (the head with the lowest ``key``, named in ``head``) and
+    ``METHOD-mean-SHIFT-layerN`` (``key``, precision and recall averaged over heads)."""
+    groups: dict[tuple, list[tuple[int, dict]]] = {}
+    for r in rows:
+        k = parse_name(r["hyp"])
+        if k.head is not None:
+            groups.setdefault((k.method, k.shift, k.layer), []).append((k.head, r))
+    out = []
+    for (method, shift, layer), heads in sorted(groups.items()):
+        best_head, best = min(heads, key=lambda hr: hr[1][key])
+        out.append({**best, "hyp": f"{method}-best-{shift}-layer{layer}", "head": best_head})
+        mean = {m: sum(r[m] for _, r in heads) / len(heads) for m in ("aer", "precision", "recall", "f1")}
+        out.append({"hyp": f"{method}-mean-{shift}-layer{layer}", **mean, "heads": len(heads)})
+    return out
+
+
+def layer_rows(rows: Iterable[dict]) -> list[dict]:
+    """The rows of layer-level files (no ``-headH``)."""
+    return [r for r in rows if parse_name(r["hyp"]).head is None]
+
+
+def best(rows: Iterable[dict], method: str | None = None, key: str = "aer") -> dict:
+    """The row with the lowest ``key`` (optionally among one method's rows); ValueError if none."""
+    cand = [r for r in rows if method is None or parse_name(r["hyp"]).method == method]
+    if not cand:
+        raise ValueError(f"no rows for method {method!r}")
+    return min(cand, key=lambda r: r[key])
+
+
+def format_grid(rows: Iterable[dict], key: str = "aer", title: str = "AER (%)") -> str:
+    """Fixed-width table: one row per METHOD-SHIFT, one column per layer, cells ``key`` to 0.1."""
+    grid: dict[str, dict[int, float]] = {}
+    for r in rows:
+        k = parse_name(r["hyp"])
+        grid.setdefault(f"{k.method}-{k.shift}", {})[k.layer] = r[key]
+    layers = sorted({n for v in grid.values() for n in v})
+    width = max([len(k) for k in grid] + [len(title)]) + 2
+    head = f"{title:<{width}}" + "".join(f"{'layer ' + str(n):>9}" for n in layers)
+    lines = [head] + [f"{name:<{width}}" + "".join(f"{grid[name].get(n, float('nan')):9.1f}" for n in layers)
+                      for name in sorted(grid)]
+    return "\n".join(lines)
+
+
+def format_markdown(rows: Iterable[dict], key: str = "aer", title: str = "AER (%)") -> str:
+    """The same grid as a Markdown table (best cell of each row in bold)."""
+    grid: dict[str, dict[int, float]] = {}
+    for r in rows:
+        k = parse_name(r["hyp"])
+        grid.setdefault(f"{k.method}-{k.shift}", {})[k.layer] = r[key]
+    layers = sorted({n for v in grid.values() for n in v})
+    lines = [f"| {title} | " + " | ".join(f"layer {n}" for n in layers) + " |",
+             "|---|" + "---:|" * len(layers)]
+    for name in sorted(grid):
+        lo = min(grid[name].values())
+        cells = [("" if n not in grid[name] else
+                  (f"**{grid[name][n]:.1f}**" if grid[name][n] == lo else f"{grid[name][n]:.1f}")) for n in layers]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,92 @@
+"""benchmarks/rwth_experiment.py: the summaries on hand-made alignments; the whole run on the shipped
+En-Fr model standing in for a De-En one (the RWTH gold never enters the project)."""
+
+import json
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODEL = os.path.join(ROOT, "data", "models", "enfr")
+
+
+@pytest.fixture(scope="module")
+def exp():
+    pytest.importorskip("torch")  # demo.py, imported by the script, is light but its callers load torch
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import rwth_experiment
+
+    return rwth_experiment
+
+
+def al(*sents):
+    from align.links import Alignments
+
+    return Alignments.from_lists([list(s) for s in sents])
+
+
+def test_headline_and_ff_effect(exp):
+    gold = al([(0, 0), (1, 1)], [(0, 0)])
+    hyps = {"attn-awo-layer0.align": al([(0, 1), (1, 0)], [(0, 0)]),  # 1 of 3 right
+            "attn-awo-layer1.align": al([(0, 0), (1, 0)], [(0, 0)]),  # 2 of 3
+            "norm-awo-layer0.align": al([(0, 0), (1, 1)], [(0, 0)]),  # all right
+            "attn-res-ln-awo-layer0.align": al([(0, 0), (1, 0)], [(0, 0)]),
+            "attn-res-ln-ff-awo-layer0.align": al([(0, 0), (1, 1)], [(0, 0)])}
+    rows, counts = exp.score_all(gold, hyps)
+    by = {r["hyp"]: r for r in rows}
+    # layer 1: 2 hyp links of 3 correct, 3 gold: P = R = 2/3, AER = 1 - 4/6 = 33.3
+    assert by["attn-awo-layer1.align"]["aer"] == pytest.approx(100 / 3)
+    (t,) = exp.headline_tests(rows, counts, 200)
+    assert t["shift"] == "awo" and t["attn"] == "attn-awo-layer1.align" and t["norm"] == "norm-awo-layer0.align"
+    assert t["delta"] == pytest.approx(-100 / 3)
+    (e,) = exp.ff_effect(rows)
+    assert (e["layer"], e["aer_ff"]) == (0, 0.0)
+    assert e["minus_attn_res_ln"] == pytest.approx(-100 / 3) and e["minus_norm"] == 0.0
+
+
+def test_symmetrized_uses_each_methods_best_settings(exp):
+    gold = al([(0, 0), (1, 1), (2, 2)])
+    fwd = {"norm-awo-layer0.align": al([(0, 0), (1, 1), (2, 1)]), "norm-awi-layer0.align": al([(0, 2)])}
+    rev = {"norm-awo-layer1.align": al([(0, 0), (1, 1), (2, 2), (1, 2)])}
+    f_rows, _ = exp.score_all(gold, fwd)
+    r_rows, _ = exp.score_all(gold, rev)
+    out = {r["hyp"]: r for r in exp.symmetrized(gold, f_rows, fwd, r_rows, rev, 100)}
+    assert set(out) == {"norm intersect", "norm grow-diag-final-and"}
+    assert out["norm intersect"]["forward"] == "norm-awo-layer0.align"
+    assert out["norm intersect"]["links"] == 2  # {0-0, 1-1}
+    # intersect {0-0, 1-1}: P 1, R 2/3, AER 1 - 4/5 = 20. grow-diag from 1-1 adds 2-1 (source 2
+    # unaligned), then 1-2 (target 2 unaligned); 2-2 then joins two aligned words: not added.
+    # {0-0, 1-1, 2-1, 1-2}: 2 of 4 right, AER 1 - (2 + 2) / (4 + 3) = 3/7.
+    assert out["norm intersect"]["aer"] == pytest.approx(20.0)
+    assert out["norm grow-diag-final-and"]["links"] == 4
+    assert out["norm grow-diag-final-and"]["aer"] == pytest.approx(300 / 7)
+
+
+def test_others_reads_and_swaps(exp, tmp_path):
+    gold = al([(0, 1), (1, 0)])
+    (tmp_path / "fast_align").mkdir()
+    (tmp_path / "mgiza").mkdir()
+    (tmp_path / "cross_align").mkdir()
+    for _, rel, swap, _ in exp.OTHERS:
+        (tmp_path / rel).write_text(("0-1 1-0" if not swap else "1-0 0-1") + "\n")
+    rows = exp.others(gold, str(tmp_path))
+    assert len(rows) == len(exp.OTHERS) and all(r["aer"] == 0.0 for r in rows)
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(MODEL, "model.pt")), reason="shipped En-Fr model not present")
+def test_whole_run_on_the_shipped_model(exp, tmp_path):
+    pytest.importorskip("fairseq")
+    out = tmp_path / "res"
+    rc = exp.main(["--gold-dir", os.path.join(ROOT, "data", "gold", "enfr_hansards"), "--pair", "enfr",
+                   "--forward", MODEL, "--reverse", str(tmp_path / "absent"), "--others", "", "--limit", "6",
+                   "--out", str(out), "--bootstrap", "50"])
+    assert rc == 0
+    res = json.loads((out / "rwth_deen.json").read_text())
+    assert list(res["directions"]) == ["enfr"] and res["meta"]["sentences"] == 6
+    names = {r["hyp"] for r in res["directions"]["enfr"]["grid"]}
+    assert "norm-awi-layer0.align" in names and "norm-head-best-awo-layer0" in names
+    assert {t["shift"] for t in res["headline"]["enfr"]} == {"awo", "awi"}
+    assert (out / "rwth_deen_enfr.png").read_bytes()[:4] == b"\x89PNG"
+    assert "| norm-awi |" in (out / "rwth_deen.md").read_text()
+    assert not [f for f in os.listdir(out) if f.startswith(".")]
