@@ -1,5 +1,6 @@
-"""Ship a trained checkpoint: weights in fp16, no optimizer state, with the SentencePiece model and
-dictionaries beside it. fairseq loads the fp16 weights into its fp32 model (load_state_dict casts).
+"""Ship a trained checkpoint: weights in fp16, no optimizer moments, with the SentencePiece model and
+dictionaries beside it. fairseq loads the fp16 weights into its fp32 model (load_state_dict casts);
+``fairseq-train --restore-file model.pt`` continues from its update count.
 
 Usage: python data/scripts/export_model.py CHECKPOINT WORKDIR OUTDIR SRC TGT
 """
@@ -25,6 +26,11 @@ def main(argv=None) -> int:
     keep["model"] = {k: (v.half() if v.is_floating_point() else v) for k, v in state["model"].items()}
     keep["extra_state"] = {"train_iterator": state.get("extra_state", {}).get("train_iterator", {})}
     keep["optimizer_history"] = state.get("optimizer_history", [])[-1:]
+    # Adam's moments would triple the size; keep only its hyper-parameters so that
+    # `--restore-file model.pt` resumes with the update count and LR schedule, moments afresh.
+    opt = state.get("last_optimizer_state")
+    if opt is not None:
+        keep["last_optimizer_state"] = {"state": {}, "param_groups": opt["param_groups"]}
     if "cfg" in keep:
         keep["cfg"]["task"]["data"] = "."
         keep["cfg"]["checkpoint"]["save_dir"] = "."

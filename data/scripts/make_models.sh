@@ -2,8 +2,8 @@
 # Reproduce the shipped models. Usage: data/scripts/make_models.sh {enfr|deen|ende} [MAX_UPDATES]
 # Runs from the repository root with the project's .venv active; SHARED defaults to ../shared/data.
 # Work files go to work/ (ignored by git); the exported model to data/models/NAME/.
-# RESUME=data/models/NAME/model.pt continues from a shipped model (its weights and update count;
-# Adam's moments start afresh): how training spans sessions whose work/ folder does not persist.
+# RESUME=data/models/NAME/model.pt continues from a shipped model (its weights, update count and LR
+# schedule; Adam's moments start afresh): how training spans sessions whose work/ does not persist.
 set -euo pipefail
 SHARED=${SHARED:-../shared/data}
 name=$1; updates=${2:-3000}
@@ -29,8 +29,11 @@ case "$name" in
       --valid "$SHARED"/parallel/multi30k/tok/val.lc.norm.tok.{"$src","$tgt"} \
       --test "$test_file" --test-repeat 20 --vocab 16000
     # 3+3 layers, one thread on one core: about 0.4 updates/s (1,300 updates per epoch).
+    if [ -n "${RESUME:-}" ]; then  # the regenerated vocabulary must be the one the weights were trained with
+      cmp "work/$name/bin/dict.$src.txt" "$(dirname "$RESUME")/dict.$src.txt" || { echo "$0: vocabulary differs from $RESUME" >&2; exit 1; }
+    fi
     LAYERS=${LAYERS:-3} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} bash data/scripts/train.sh "work/$name" "$src" "$tgt" "$updates" \
-      --save-interval-updates 250 ${RESUME:+--restore-file "$RESUME" --reset-optimizer}
+      --save-interval-updates 250 ${RESUME:+--restore-file "$RESUME"}
     python data/scripts/export_model.py "work/$name/checkpoints/checkpoint_last.pt" "work/$name" "data/models/$name" "$src" "$tgt" ;;
   *) echo "usage: $0 {enfr|deen|ende} [MAX_UPDATES]" >&2; exit 2 ;;
 esac

@@ -2,6 +2,7 @@
 # Train a small post-LN Transformer (in the spirit of transformer_iwslt_de_en, narrower) on a
 # folder made by prepare.py. Usage: data/scripts/train.sh WORKDIR SRC TGT MAX_UPDATES [extra fairseq-train args]
 set -euo pipefail
+export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1  # torch >= 2.6 refuses fairseq checkpoints (--restore-file) otherwise
 work=$1; src=$2; tgt=$3; max_updates=$4; shift 4
 fairseq-train "$work/bin" --source-lang "$src" --target-lang "$tgt" \
   --arch transformer --share-all-embeddings \
