@@ -188,7 +188,9 @@ def write_report(out: str, meta: dict, directions: dict, tests: dict, ff: dict, 
           f"the paper removed the test sentences. Models: {meta['models']}.", ""]
     for d, res in directions.items():
         md += [f"## {res['label']} ({res['model']})", "", format_markdown(res["grid"]), "",
-               f"![AER per layer](rwth_deen_{d}.png)", ""]
+               f"![AER per layer](rwth_deen_{d}.png)", "", "<details><summary>precision and recall</summary>", "",
+               format_markdown(res["grid"], "precision", "P (%)"), "",
+               format_markdown(res["grid"], "recall", "R (%)"), "", "</details>", ""]
     if tests:
         md += ["## Headline: best `norm` against best `attn` (paired bootstrap over sentences)", ""]
         md += plain_words(directions, tests, ff) + [""]

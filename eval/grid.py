@@ -73,7 +73,7 @@ def format_grid(rows: Iterable[dict], key: str = "aer", title: str = "AER (%)") 
 
 
 def format_markdown(rows: Iterable[dict], key: str = "aer", title: str = "AER (%)") -> str:
-    """The same grid as a Markdown table (best cell of each row in bold)."""
+    """The same grid as a Markdown table (best cell of each row in bold: lowest AER, highest otherwise)."""
     grid: dict[str, dict[int, float]] = {}
     for r in rows:
         k = parse_name(r["hyp"])
@@ -82,8 +82,8 @@ def format_markdown(rows: Iterable[dict], key: str = "aer", title: str = "AER (%
     lines = [f"| {title} | " + " | ".join(f"layer {n}" for n in layers) + " |",
              "|---|" + "---:|" * len(layers)]
     for name in sorted(grid):
-        lo = min(grid[name].values())
+        top = (min if key == "aer" else max)(grid[name].values())
         cells = [("" if n not in grid[name] else
-                  (f"**{grid[name][n]:.1f}**" if grid[name][n] == lo else f"{grid[name][n]:.1f}")) for n in layers]
+                  (f"**{grid[name][n]:.1f}**" if grid[name][n] == top else f"{grid[name][n]:.1f}")) for n in layers]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

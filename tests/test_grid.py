@@ -50,3 +50,5 @@ def test_best_and_tables():
     assert md[0] == "| AER (%) | layer 0 | layer 1 |"
     assert md[2] == "| attn-awo | 50.0 | **45.0** |"
     assert md[3] == "| norm-awi |  | **30.0** |"
+    rows[0]["precision"] = 70.0  # highest precision is the best
+    assert format_markdown(rows, "precision", "P").splitlines()[2] == "| attn-awo | **70.0** | 50.0 |"
