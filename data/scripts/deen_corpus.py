@@ -1,5 +1,6 @@
 """Every German-English pair in ``../shared/data/parallel`` as one ``de ||| en`` file (lowercased,
-punctuation split off), for training aligners and De-En/En-De models.
+punctuation split off), for training aligners and De-En/En-De models; Multi30k val (validation)
+and FLORES-101 devtest (held-out BLEU) are held out and written beside it.
 
 Sources: Multi30k (train, val, the test sets; already lowercased and Moses-tokenized), Tatoeba
 (``deu.txt``), and the 41 sets of ``deen_extra`` (news, Europarl, TED, chat, FLORES). Pairs that
@@ -29,20 +30,36 @@ def _lines(path: str) -> list[str]:
         return [line.rstrip("\n") for line in f]
 
 
-def collect(shared: str) -> list[tuple[str, str]]:
-    """All (de, en) pairs, tokenized and lowercased, empty sides dropped (and counted)."""
-    pairs: list[tuple[str, str]] = []
+# Held out of training: Multi30k val (validation) and FLORES-101 devtest (held-out BLEU).
+HELD_OUT = ("val.lc.norm.tok", "flores101-devtest")
+
+
+def collect(shared: str, held_out: tuple[str, ...] = HELD_OUT) -> list[tuple[str, str]]:
+    """All (de, en) pairs except the ``held_out`` sets, tokenized and lowercased, empty sides dropped."""
+    return [p for name, p in _named_pairs(shared) if name not in held_out]
+
+
+def held_out_pairs(shared: str, name: str) -> list[tuple[str, str]]:
+    """One held-out set's (de, en) pairs, tokenized and lowercased like the training text."""
+    out = [p for n, p in _named_pairs(shared) if n == name]
+    if not out:
+        raise ValueError(f"no de-en set named {name!r} under {shared}/parallel")
+    return out
+
+
+def _named_pairs(shared: str) -> list[tuple[str, tuple[str, str]]]:
+    pairs: list[tuple[str, tuple[str, str]]] = []
     m30 = os.path.join(shared, "parallel", "multi30k", "tok")
     for name in sorted(os.listdir(m30)):
         if name.endswith(".de"):
             stem = name[:-3]
             en = os.path.join(m30, stem + ".en")
             if os.path.exists(en):
-                pairs += zip(_lines(os.path.join(m30, name)), _lines(en))
+                pairs += [(stem, p) for p in zip(_lines(os.path.join(m30, name)), _lines(en))]
     tat = _lines(os.path.join(shared, "parallel", "tatoeba_deu_eng", "deu.txt"))
     for line in tat[1:]:  # header '1<TAB>2'
         en, _, de = line.partition("\t")
-        pairs.append((de, en))
+        pairs.append(("tatoeba", (de, en)))
     extra = os.path.join(shared, "parallel", "deen_extra")
     for name in sorted(os.listdir(extra)):
         folder = os.path.join(extra, name)
@@ -51,9 +68,9 @@ def collect(shared: str) -> list[tuple[str, str]]:
             a, b = _lines(de), _lines(en)
             if len(a) != len(b):
                 raise ValueError(f"{de} has {len(a)} lines but {en} has {len(b)}")
-            pairs += zip(a, b)
-    out = [(tokenize(d), tokenize(e)) for d, e in pairs]
-    return [(d, e) for d, e in out if d and e]
+            pairs += [(name, p) for p in zip(a, b)]
+    out = [(name, (tokenize(d), tokenize(e))) for name, (d, e) in pairs]
+    return [(name, (d, e)) for name, (d, e) in out if d and e]
 
 
 def main(argv=None) -> int:
@@ -67,7 +84,13 @@ def main(argv=None) -> int:
     for side, k in (("de", 0), ("en", 1)):  # one file per side too, for prepare.py --train
         with open(f"{argv[1]}.{side}", "w", encoding="utf-8") as f:
             f.writelines(p[k] + "\n" for p in pairs)
-    print(f"{len(pairs)} de-en pairs -> {argv[1]} (+ .de, .en)")
+    for name in HELD_OUT:  # tokenized like the training text, for validation and bleu.py
+        held = held_out_pairs(argv[0], name)
+        for side, k in (("de", 0), ("en", 1)):
+            with open(f"{argv[1]}.{name}.{side}", "w", encoding="utf-8") as f:
+                f.writelines(p[k] + "\n" for p in held)
+    print(f"{len(pairs)} de-en pairs -> {argv[1]} (+ .de, .en); held out: "
+          + ", ".join(f"{n} -> {argv[1]}.{n}.{{de,en}}" for n in HELD_OUT))
     return 0
 
 

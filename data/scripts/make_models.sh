@@ -15,7 +15,8 @@ case "$name" in
       --valid "$SHARED"/parallel/multi30k/tok/val.lc.norm.tok.{en,fr} \
       --test "$SHARED"/gold/enfr_hansards/enfr.src-tgt --test-repeat 20 --vocab 8000
     # 3+3 layers, one thread on one core (2-core machine): 0.5 updates/s.
-    LAYERS=3 OMP_NUM_THREADS=1 bash data/scripts/train.sh work/enfr en fr "$updates" --save-interval-updates 250
+    LAYERS=3 OMP_NUM_THREADS=1 bash data/scripts/train.sh work/enfr en fr "$updates" --save-interval-updates 250 \
+      ${RESUME:+--restore-file "$RESUME"}
     python data/scripts/export_model.py work/enfr/checkpoints/checkpoint_last.pt work/enfr data/models/enfr en fr ;;
   deen|ende)
     # All de-en text of ../shared (194k pairs) + the 508 RWTH test sentences x20 (the gold stays in ../shared).
