@@ -60,12 +60,16 @@ def checkpoint_facts(path: str) -> dict:
             "size_mb": round(os.path.getsize(path) / 1e6, 1)}
 
 
-def aer_lines(results_path: str) -> list[str]:
-    """Best layer of each method and shift from a demo results.json (a list of rows)."""
+def aer_lines(results_path: str, direction: str | None = None) -> list[str]:
+    """Best layer of each method and shift from a demo results.json (a list of rows) or from one
+    direction (default: the first) of rwth_experiment.py's JSON."""
     with open(results_path) as f:
         rows = json.load(f)
-    if isinstance(rows, dict):  # rwth_experiment.py: the forward direction's grid
-        rows = next(iter(rows["directions"].values()))["grid"]
+    if isinstance(rows, dict):
+        dirs = rows["directions"]
+        if direction is not None and direction not in dirs:
+            raise ValueError(f"{results_path}: no direction {direction!r}; it has {', '.join(dirs)}")
+        rows = dirs[direction or next(iter(dirs))]["grid"]
     out = ["| method | shift | best layer | AER | P | R |", "|---|---|---:|---:|---:|---:|"]
     keys = sorted({(parse_name(r["hyp"]).method, parse_name(r["hyp"]).shift) for r in layer_rows(rows)})
     for method, shift in keys:
@@ -83,6 +87,7 @@ def main(argv=None) -> int:
     ap.add_argument("--command", required=True)
     ap.add_argument("--bleu", help="file holding bleu.py's output line")
     ap.add_argument("--aer", help="results.json of demo.py or rwth_experiment.py")
+    ap.add_argument("--aer-direction", help="direction key in rwth_experiment.py's JSON (deen, ende)")
     ap.add_argument("--aer-set", default="the gold set", help="what --aer was measured on, for the heading")
     ap.add_argument("--title", default=None)
     ap.add_argument("--note", default="")
@@ -120,7 +125,7 @@ def main(argv=None) -> int:
             lines += ["## Held-out BLEU (sacrebleu, beam 5)", f"- `{f.read().strip()}`", ""]
     if args.aer:
         lines += [f"## Word alignment on {args.aer_set} (AER %, forced alignment, best layer per method and shift)",
-                  ""] + aer_lines(args.aer) + [""]
+                  ""] + aer_lines(args.aer, args.aer_direction) + [""]
     text = "\n".join(line for line in lines) + "\n"
     text = re.sub(r"\n{3,}", "\n\n", text)
     path = os.path.join(args.model_dir, "MODEL_CARD.md")
