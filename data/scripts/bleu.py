@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import unicodedata
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
@@ -38,7 +39,11 @@ def main(argv=None) -> int:
         return 1
     if args.limit:
         src, ref = src[: args.limit], ref[: args.limit]
-    pairs = [(split_tokens(s.lower()), split_tokens(r.lower())) for s, r in zip(src, ref)]
+    # Format characters (zero-width spaces in FLORES) are no words to SentencePiece: drop them.
+    def words(line: str) -> list[str]:
+        return [w for w in split_tokens(line.lower()) if "".join(c for c in w if unicodedata.category(c) != "Cf")]
+
+    pairs = [(words(s), words(r)) for s, r in zip(src, ref)]
     with tempfile.TemporaryDirectory() as work:
         data = binarize(args.model_dir, pairs, args.src, args.tgt, work)
         cmd = [sys.executable, "-m", "fairseq_cli.generate", data, "--path", os.path.join(args.model_dir, "model.pt"),
