@@ -58,13 +58,18 @@ def best(rows: Iterable[dict], method: str | None = None, key: str = "aer") -> d
     return min(cand, key=lambda r: r[key])
 
 
-def format_grid(rows: Iterable[dict], key: str = "aer", title: str = "AER (%)") -> str:
-    """Fixed-width table: one row per METHOD-SHIFT, one column per layer, cells ``key`` to 0.1."""
+def _cells(rows: Iterable[dict], key: str) -> tuple[dict[str, dict[int, float]], list[int]]:
+    """{METHOD-SHIFT: {layer: row[key]}} and the sorted layers present."""
     grid: dict[str, dict[int, float]] = {}
     for r in rows:
         k = parse_name(r["hyp"])
         grid.setdefault(f"{k.method}-{k.shift}", {})[k.layer] = r[key]
-    layers = sorted({n for v in grid.values() for n in v})
+    return grid, sorted({n for v in grid.values() for n in v})
+
+
+def format_grid(rows: Iterable[dict], key: str = "aer", title: str = "AER (%)") -> str:
+    """Fixed-width table: one row per METHOD-SHIFT, one column per layer, cells ``key`` to 0.1."""
+    grid, layers = _cells(rows, key)
     width = max([len(k) for k in grid] + [len(title)]) + 2
     head = f"{title:<{width}}" + "".join(f"{'layer ' + str(n):>9}" for n in layers)
     lines = [head] + [f"{name:<{width}}" + "".join(f"{grid[name].get(n, float('nan')):9.1f}" for n in layers)
@@ -74,11 +79,7 @@ def format_grid(rows: Iterable[dict], key: str = "aer", title: str = "AER (%)") 
 
 def format_markdown(rows: Iterable[dict], key: str = "aer", title: str = "AER (%)") -> str:
     """The same grid as a Markdown table (best cell of each row in bold: lowest AER, highest otherwise)."""
-    grid: dict[str, dict[int, float]] = {}
-    for r in rows:
-        k = parse_name(r["hyp"])
-        grid.setdefault(f"{k.method}-{k.shift}", {})[k.layer] = r[key]
-    layers = sorted({n for v in grid.values() for n in v})
+    grid, layers = _cells(rows, key)
     lines = [f"| {title} | " + " | ".join(f"layer {n}" for n in layers) + " |",
              "|---|" + "---:|" * len(layers)]
     for name in sorted(grid):

@@ -36,15 +36,19 @@ HELD_OUT = ("val.lc.norm.tok", "flores101-devtest")
 
 def collect(shared: str, held_out: tuple[str, ...] = HELD_OUT) -> list[tuple[str, str]]:
     """All (de, en) pairs except the ``held_out`` sets, tokenized and lowercased, empty sides dropped."""
-    return [p for name, p in _named_pairs(shared) if name not in held_out]
+    return split(shared, held_out)[0]
 
 
-def held_out_pairs(shared: str, name: str) -> list[tuple[str, str]]:
-    """One held-out set's (de, en) pairs, tokenized and lowercased like the training text."""
-    out = [p for n, p in _named_pairs(shared) if n == name]
-    if not out:
-        raise ValueError(f"no de-en set named {name!r} under {shared}/parallel")
-    return out
+def split(shared: str, held_out: tuple[str, ...] = HELD_OUT) -> tuple[list, dict[str, list]]:
+    """One read of ``shared``: the training (de, en) pairs and {held-out set name: its pairs}."""
+    train: list[tuple[str, str]] = []
+    held: dict[str, list[tuple[str, str]]] = {name: [] for name in held_out}
+    for name, p in _named_pairs(shared):
+        (held[name] if name in held else train).append(p)
+    missing = [name for name, pairs in held.items() if not pairs]
+    if missing:
+        raise ValueError(f"no de-en set named {', '.join(missing)} under {shared}/parallel")
+    return train, held
 
 
 def _named_pairs(shared: str) -> list[tuple[str, tuple[str, str]]]:
@@ -78,17 +82,14 @@ def main(argv=None) -> int:
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
-    pairs = collect(argv[0])
+    pairs, held = split(argv[0])
     with open(argv[1], "w", encoding="utf-8") as f:
         f.writelines(f"{d} ||| {e}\n" for d, e in pairs)
-    for side, k in (("de", 0), ("en", 1)):  # one file per side too, for prepare.py --train
-        with open(f"{argv[1]}.{side}", "w", encoding="utf-8") as f:
-            f.writelines(p[k] + "\n" for p in pairs)
-    for name in HELD_OUT:  # tokenized like the training text, for validation and bleu.py
-        held = held_out_pairs(argv[0], name)
+    # one file per side too, for prepare.py --train; the held-out sets tokenized alike for validation and bleu.py
+    for suffix, subset in [("", pairs)] + [(f".{name}", h) for name, h in held.items()]:
         for side, k in (("de", 0), ("en", 1)):
-            with open(f"{argv[1]}.{name}.{side}", "w", encoding="utf-8") as f:
-                f.writelines(p[k] + "\n" for p in held)
+            with open(f"{argv[1]}{suffix}.{side}", "w", encoding="utf-8") as f:
+                f.writelines(p[k] + "\n" for p in subset)
     print(f"{len(pairs)} de-en pairs -> {argv[1]} (+ .de, .en); held out: "
           + ", ".join(f"{n} -> {argv[1]}.{n}.{{de,en}}" for n in HELD_OUT))
     return 0

@@ -71,9 +71,14 @@ def aer_lines(results_path: str, direction: str | None = None) -> list[str]:
             raise ValueError(f"{results_path}: no direction {direction!r}; it has {', '.join(dirs)}")
         rows = dirs[direction or next(iter(dirs))]["grid"]
     out = ["| method | shift | best layer | AER | P | R |", "|---|---|---:|---:|---:|---:|"]
-    keys = sorted({(parse_name(r["hyp"]).method, parse_name(r["hyp"]).shift) for r in layer_rows(rows)})
-    for method, shift in keys:
-        b = best([r for r in layer_rows(rows) if parse_name(r["hyp"]).shift == shift], method)
+    by_shift: dict[str, list[dict]] = {}
+    methods: set[tuple[str, str]] = set()
+    for r in layer_rows(rows):
+        k = parse_name(r["hyp"])
+        by_shift.setdefault(k.shift, []).append(r)
+        methods.add((k.method, k.shift))
+    for method, shift in sorted(methods):
+        b = best(by_shift[shift], method)
         out.append(f"| {method} | {shift.upper()} | {parse_name(b['hyp']).layer} | {b['aer']:.1f} | "
                    f"{b['precision']:.1f} | {b['recall']:.1f} |")
     return out
