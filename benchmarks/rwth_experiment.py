@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "data", "scripts"))
 
-from demo import binarize, forced_dump  # noqa: E402
+from demo import ALL_METHODS, binarize, forced_dump  # noqa: E402
 
 from align.formats import read_alignments, read_text_pairs  # noqa: E402
 from align.links import Alignments  # noqa: E402
@@ -63,13 +63,27 @@ OTHERS = [
 ]
 
 
+def load_gold(gold_dir: str, pair: str, limit: int = 0) -> tuple[list, Alignments]:
+    """``PAIR.src-tgt`` (lowercased words, first side first) and ``PAIR.gold`` (talp) of ``gold_dir``,
+    the first ``limit`` sentences if ``limit``; ValueError if their sentence counts differ."""
+    pairs = [([w.lower() for w in s], [w.lower() for w in t])
+             for s, t in read_text_pairs(os.path.join(gold_dir, f"{pair}.src-tgt"))]
+    gold = read_alignments(os.path.join(gold_dir, f"{pair}.gold"), "talp")
+    if len(gold) != len(pairs):
+        raise ValueError(f"{gold_dir}: {len(pairs)} text lines in {pair}.src-tgt but {len(gold)} gold sentences "
+                         f"in {pair}.gold")
+    if limit:
+        pairs, gold = pairs[:limit], gold.select(list(range(min(limit, len(gold)))))
+    return pairs, gold
+
+
 def align_direction(model_dir: str, pairs: list, src: str, tgt: str, log_path: str,
-                    batch_size: int) -> dict[str, Alignments]:
+                    batch_size: int, methods: str = ALL_METHODS) -> dict[str, Alignments]:
     """Forced alignment of ``pairs`` (src words, tgt words) with one model: {dump file name: links (src, tgt)}."""
     with tempfile.TemporaryDirectory() as work:
         data = binarize(model_dir, pairs, src, tgt, work)
         dump = os.path.join(work, "alignments")
-        if forced_dump(model_dir, data, src, tgt, dump, batch_size, log_path, len(pairs)) != 0:
+        if forced_dump(model_dir, data, src, tgt, dump, batch_size, log_path, len(pairs), methods) != 0:
             raise RuntimeError(f"fairseq-generate failed with {model_dir}; its output is in {log_path}")
         return {name: read_alignments(os.path.join(dump, name)) for name in sorted(os.listdir(dump))}
 
@@ -233,15 +247,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     t0 = time.time()
     src, tgt = args.pair[:2], args.pair[2:]
-    pairs = [([w.lower() for w in s], [w.lower() for w in t])
-             for s, t in read_text_pairs(os.path.join(args.gold_dir, f"{args.pair}.src-tgt"))]
-    gold = read_alignments(os.path.join(args.gold_dir, f"{args.pair}.gold"), "talp")
-    if len(gold) != len(pairs):
-        print(f"rwth_experiment: {args.gold_dir}: {len(pairs)} text lines but {len(gold)} gold sentences",
-              file=sys.stderr)
+    try:
+        pairs, gold = load_gold(args.gold_dir, args.pair, args.limit)
+    except ValueError as e:
+        print(f"rwth_experiment: {e}", file=sys.stderr)
         return 1
-    if args.limit:
-        pairs, gold = pairs[: args.limit], gold.select(list(range(min(args.limit, len(gold)))))
     os.makedirs(args.out, exist_ok=True)
     plan = [("forward", args.forward, src, tgt, f"{src}{tgt}", f"{src.title()}->{tgt.title()}", False),
             ("reverse", args.reverse, tgt, src, f"{tgt}{src}", f"{tgt.title()}->{src.title()}", True)]

@@ -77,19 +77,26 @@ def _named_pairs(shared: str) -> list[tuple[str, tuple[str, str]]]:
     return [(name, (d, e)) for name, (d, e) in out if d and e]
 
 
+def _write(path: str, lines) -> None:
+    # whole files only: a second run at the same time (deen and ende recipes) or a crash never leaves a
+    # half-written corpus behind
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.writelines(lines)
+    os.replace(tmp, path)
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
     pairs, held = split(argv[0])
-    with open(argv[1], "w", encoding="utf-8") as f:
-        f.writelines(f"{d} ||| {e}\n" for d, e in pairs)
+    _write(argv[1], (f"{d} ||| {e}\n" for d, e in pairs))
     # one file per side too, for prepare.py --train; the held-out sets tokenized alike for validation and bleu.py
     for suffix, subset in [("", pairs)] + [(f".{name}", h) for name, h in held.items()]:
         for side, k in (("de", 0), ("en", 1)):
-            with open(f"{argv[1]}{suffix}.{side}", "w", encoding="utf-8") as f:
-                f.writelines(p[k] + "\n" for p in subset)
+            _write(f"{argv[1]}{suffix}.{side}", (p[k] + "\n" for p in subset))
     print(f"{len(pairs)} de-en pairs -> {argv[1]} (+ .de, .en); held out: "
           + ", ".join(f"{n} -> {argv[1]}.{n}.{{de,en}}" for n in HELD_OUT))
     return 0

@@ -4,6 +4,7 @@
 # Work files go to work/ (ignored by git); the exported model to data/models/NAME/.
 # RESUME=data/models/NAME/model.pt continues from a shipped model (its weights, update count and LR
 # schedule; Adam's moments start afresh): how training spans sessions whose work/ does not persist.
+# RESUME=work/NAME/checkpoints/checkpoint_last.pt continues with Adam's moments too.
 set -euo pipefail
 SHARED=${SHARED:-../shared/data}
 name=$1; updates=${2:-3000}
@@ -31,7 +32,9 @@ case "$name" in
       --test "$test_file" --test-repeat 20 --vocab 16000
     # 3+3 layers, one thread on one core: about 0.4 updates/s (1,300 updates per epoch).
     if [ -n "${RESUME:-}" ]; then  # the regenerated vocabulary must be the one the weights were trained with
-      cmp "work/$name/bin/dict.$src.txt" "$(dirname "$RESUME")/dict.$src.txt" || { echo "$0: vocabulary differs from $RESUME" >&2; exit 1; }
+      # a shipped model keeps its dictionaries beside model.pt, a training checkpoint in ../bin
+      vocab=$(dirname "$RESUME"); [ -f "$vocab/dict.$src.txt" ] || vocab="$vocab/../bin"
+      cmp "work/$name/bin/dict.$src.txt" "$vocab/dict.$src.txt" || { echo "$0: vocabulary differs from $RESUME" >&2; exit 1; }
     fi
     LAYERS=${LAYERS:-3} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} bash data/scripts/train.sh "work/$name" "$src" "$tgt" "$updates" \
       --save-interval-updates 250 ${RESUME:+--restore-file "$RESUME"}

@@ -1,0 +1,200 @@
+"""AER as training goes on: each checkpoint's best layer per method, AWO and AWI, against a gold set, with
+the checkpoint's update count and validation loss. Shows when (and whether) alignments emerge.
+Writes ``OUT.json`` (one entry per checkpoint, kept across runs: a checkpoint already measured is not
+measured again), ``OUT.md`` and ``OUT.png``.
+
+Usage: python benchmarks/aer_curve.py CHECKPOINT [CHECKPOINT ...] --vocab work/deen --src de --tgt en
+           [--gold-dir ../shared/data/gold/deen_rwth] [--pair deen] [--out benchmarks/results/aer_curve_deen]
+           [--methods attn,norm,attn-res-ln] [--limit N]
+
+``--vocab`` holds the model's ``spm.model`` and its ``dict.SRC.txt``/``dict.TGT.txt`` (beside it or under
+``bin/``: a training folder made by data/scripts/prepare.py, or a shipped model folder). The gold's first
+side is ``--pair``'s first language; a model translating the other way is run on swapped text and its
+links reversed into the gold's orientation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+
+from rwth_experiment import align_direction, load_gold, score_all  # noqa: E402
+
+from eval.grid import best, layer_rows, parse_name  # noqa: E402
+
+
+def checkpoint_info(path: str) -> dict:
+    """A fairseq checkpoint's update count, epoch and validation loss (base 2, as fairseq logs it; None
+    where the checkpoint has none)."""
+    import torch
+
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    hist = state.get("optimizer_history") or [{}]
+    extra = state.get("extra_state") or {}
+    updates = hist[-1].get("num_updates")
+    if updates is None:
+        raise ValueError(f"{path}: no optimizer_history[-1].num_updates: not a fairseq training checkpoint")
+    val = extra.get("val_loss")
+    return {"updates": int(updates), "epoch": (extra.get("train_iterator") or {}).get("epoch"),
+            "val_loss": None if val is None else float(val)}
+
+
+def model_dir_for(checkpoint: str, vocab: str, src: str, tgt: str, into: str) -> str:
+    """A model folder (model.pt, spm.model, dictionaries) made of links to ``checkpoint`` and ``vocab``'s files."""
+    found = {}
+    for name in ("spm.model", f"dict.{src}.txt", f"dict.{tgt}.txt"):
+        for base in (vocab, os.path.join(vocab, "bin")):
+            if os.path.exists(os.path.join(base, name)):
+                found[name] = os.path.abspath(os.path.join(base, name))
+                break
+        else:
+            raise ValueError(f"--vocab {vocab}: no {name} in it or in its bin/")
+    found["model.pt"] = os.path.abspath(checkpoint)
+    for name, target in found.items():
+        os.symlink(target, os.path.join(into, name))
+    return into
+
+
+def curve_point(rows: list[dict], methods: list[str]) -> dict:
+    """Scored dump rows of one checkpoint -> {"METHOD-SHIFT": {"aer", "precision", "recall", "layer"}} at the
+    best layer of each method and shift."""
+    out = {}
+    main = layer_rows(rows)
+    for method in methods:
+        for shift in ("awo", "awi"):
+            try:
+                b = best([r for r in main if parse_name(r["hyp"]).shift == shift], method)
+            except ValueError:
+                continue
+            out[f"{method}-{shift}"] = {"aer": b["aer"], "precision": b["precision"], "recall": b["recall"],
+                                        "layer": parse_name(b["hyp"]).layer}
+    return out
+
+
+def format_curve(points: list[dict]) -> str:
+    """Markdown: one row per checkpoint (by update count): validation loss (label-smoothed, base 2, as
+    fairseq-train logs it), best-layer AER (layer) per method and shift."""
+    cols = sorted({c for p in points for c in p["best"]}, key=lambda c: (c.endswith("awi"), c))
+    lines = ["| updates | valid loss | " + " | ".join(cols) + " |", "|---:|---:|" + "---:|" * len(cols)]
+    for p in sorted(points, key=lambda p: p["updates"]):
+        loss = "" if p.get("val_loss") is None else f"{p['val_loss']:.3f}"
+        cells = [f"{p['best'][c]['aer']:.1f} (L{p['best'][c]['layer']})" if c in p["best"] else "" for c in cols]
+        lines.append(f"| {p['updates']} | {loss} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot_curve(points: list[dict], path: str, title: str) -> None:
+    """AER of each method/shift's best layer against updates."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pts = sorted(points, key=lambda p: p["updates"])
+    cols = sorted({c for p in pts for c in p["best"]})
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for c in cols:
+        xs = [p["updates"] for p in pts if c in p["best"]]
+        ax.plot(xs, [p["best"][c]["aer"] for p in pts if c in p["best"]], marker="o",
+                linestyle="--" if c.endswith("awi") else "-", label=c)
+    ax.set_xlabel("updates")
+    ax.set_ylabel("AER (%), best layer")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    tmp = path + ".tmp.png"
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def _write(out: str, points: list[dict], title: str) -> None:
+    md = (f"# {title}\n\nBest layer per method and shift; AER (%) against the gold (sure + possible), word level."
+          f"\n\n{format_curve(points)}\n\n![AER against updates]({os.path.basename(out)}.png)\n")
+    for ext, body in ((".json", json.dumps({"title": title, "points": points}, indent=1)), (".md", md)):
+        with open(out + ext + ".tmp", "w", encoding="utf-8") as f:
+            f.write(body)
+        os.replace(out + ext + ".tmp", out + ext)
+    plot_curve(points, out + ".png", title)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("checkpoints", nargs="+")
+    ap.add_argument("--vocab", required=True, help="folder with spm.model and dict.SRC/TGT.txt (or bin/)")
+    ap.add_argument("--src", required=True)
+    ap.add_argument("--tgt", required=True)
+    ap.add_argument("--gold-dir", default=os.path.join(ROOT, "..", "shared", "data", "gold", "deen_rwth"))
+    ap.add_argument("--pair", default="deen", help="file stem in --gold-dir; its first language is the gold's source")
+    ap.add_argument("--out", default=None, help="output stem (default benchmarks/results/aer_curve_SRCTGT)")
+    ap.add_argument("--methods", default="attn,norm,attn-res-ln")
+    ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--batch-size", type=int, default=32)
+    args = ap.parse_args(argv)
+    if {args.src + args.tgt, args.tgt + args.src} != {args.pair, args.pair[2:] + args.pair[:2]}:
+        ap.error(f"--src {args.src} --tgt {args.tgt} are not the languages of --pair {args.pair}")
+    out = args.out or os.path.join(ROOT, "benchmarks", "results", f"aer_curve_{args.src}{args.tgt}")
+    swap = args.src != args.pair[:2]
+    try:
+        pairs, gold = load_gold(args.gold_dir, args.pair, args.limit)
+        for c in args.checkpoints:
+            if not os.path.isfile(c):
+                raise ValueError(f"{c}: no such checkpoint")
+    except ValueError as e:
+        print(f"aer_curve: {e}", file=sys.stderr)
+        return 1
+    points = []
+    if os.path.exists(out + ".json"):
+        with open(out + ".json") as f:
+            points = json.load(f)["points"]
+    foreign = [p for p in points if p.get("sentences") != len(pairs) or p.get("methods") != args.methods]
+    if foreign:
+        print(f"aer_curve: {out}.json holds points measured on other sentences or methods; "
+              "use another --out", file=sys.stderr)
+        return 1
+    done = {p["updates"] for p in points}
+    methods = args.methods.split(",")
+    sent = [(b, a) for a, b in pairs] if swap else pairs
+    for ckpt in args.checkpoints:
+        try:
+            info = checkpoint_info(ckpt)
+        except ValueError as e:
+            print(f"aer_curve: {e}", file=sys.stderr)
+            return 1
+        if info["updates"] in done:
+            print(f"aer_curve: update {info['updates']} already in {out}.json", file=sys.stderr)
+            continue
+        t0 = time.time()
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                model = model_dir_for(ckpt, args.vocab, args.src, args.tgt, tmp)
+            except ValueError as e:
+                print(f"aer_curve: {e}", file=sys.stderr)
+                return 1
+            hyps = align_direction(model, sent, args.src, args.tgt, os.path.join(tmp, "generate.log"),
+                                   args.batch_size, args.methods)
+        if swap:
+            hyps = {n: h.reversed() for n, h in hyps.items()}
+        rows, _ = score_all(gold, hyps)
+        point = {**info, "checkpoint": os.path.basename(ckpt), "sentences": len(pairs), "methods": args.methods,
+                 "best": curve_point(rows, methods), "seconds": round(time.time() - t0, 1)}
+        points.append(point)
+        done.add(info["updates"])
+        print(f"update {info['updates']}: " + ", ".join(f"{k} {v['aer']:.1f}" for k, v in point["best"].items()),
+              file=sys.stderr, flush=True)
+    title = f"{args.src.title()}->{args.tgt.title()} on {os.path.basename(os.path.normpath(args.gold_dir))} " \
+            f"({len(pairs)} sentences)"
+    _write(out, points, title)
+    print(format_curve(points))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
