@@ -4,7 +4,11 @@ fairseq-train log), held-out BLEU (bleu.py's output line) and AER (a results.jso
 benchmarks/rwth_experiment.py).
 
 Usage: python data/scripts/model_card.py MODEL_DIR --work WORKDIR --log TRAIN_LOG --command CMD
-           [--bleu BLEU_LINE_FILE] [--aer RESULTS_JSON] [--title TITLE] [--note TEXT]
+           [--log TRAIN_LOG --command CMD ...] [--bleu BLEU_LINE_FILE] [--aer RESULTS_JSON]
+           [--curve AER_CURVE_MD] [--title TITLE] [--note TEXT]
+
+Training that ran in several sessions (each resuming from the last checkpoint) gives one ``--log`` and
+one ``--command`` per run, in order.
 """
 
 from __future__ import annotations
@@ -14,25 +18,34 @@ import json
 import os
 import re
 import sys
+from datetime import datetime
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
 from eval.grid import best, layer_rows, parse_name  # noqa: E402
 
-_INNER = re.compile(r"num_updates=(\d+).*?, wall=(\d+)")
+_INNER = re.compile(r"\| train_inner \|.*?num_updates=(\d+)")
+_STAMP = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \|")
 _VALID = re.compile(r"valid on 'valid' subset \| .*?\| nll_loss ([\d.]+) \| ppl ([\d.]+) .*?\| num_updates (\d+)")
 
 
 def log_facts(path: str) -> dict:
-    """Last logged update and wall seconds, last validation perplexity (with its update), updates/s."""
+    """First and last logged update, wall seconds, last validation perplexity (with its update), updates/s."""
     facts: dict = {}
     ups = []
+    start = None
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
+            t = _STAMP.match(line)
+            if t and start is None:
+                start = datetime.strptime(t[1], "%Y-%m-%d %H:%M:%S")
             m = _INNER.search(line)
             if m:
-                facts["updates_logged"], facts["wall_s"] = int(m[1]), int(m[2])
+                # from the time stamps: fairseq's own wall meter restarts at 0 in a resumed run
+                facts["updates_logged"] = int(m[1])
+                facts["wall_s"] = (datetime.strptime(t[1], "%Y-%m-%d %H:%M:%S") - start).total_seconds()
+                facts.setdefault("first_logged", int(m[1]))
                 u = re.search(r"ups=([\d.]+)", line)
                 if u:
                     ups.append(float(u[1]))
@@ -88,8 +101,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model_dir")
     ap.add_argument("--work", required=True)
-    ap.add_argument("--log", required=True)
-    ap.add_argument("--command", required=True)
+    ap.add_argument("--log", required=True, action="append", help="fairseq-train log; once per run, in order")
+    ap.add_argument("--command", required=True, action="append", help="the command of each --log's run")
+    ap.add_argument("--curve", help="an aer_curve.py Markdown file (AER against updates)")
     ap.add_argument("--bleu", help="file holding bleu.py's output line")
     ap.add_argument("--aer", help="results.json of demo.py or rwth_experiment.py")
     ap.add_argument("--aer-direction", help="direction key in rwth_experiment.py's JSON (deen, ende)")
@@ -97,13 +111,18 @@ def main(argv=None) -> int:
     ap.add_argument("--title", default=None)
     ap.add_argument("--note", default="")
     args = ap.parse_args(argv)
+    if len(args.log) != len(args.command):
+        ap.error(f"{len(args.log)} --log but {len(args.command)} --command: give one command per run")
     import fairseq
     import torch
 
     with open(os.path.join(args.work, "prepare.json")) as f:
         prep = json.load(f)
     ck = checkpoint_facts(os.path.join(args.model_dir, "model.pt"))
-    lg = log_facts(args.log)
+    runs = [log_facts(p) for p in args.log]
+    lg = runs[-1]
+    wall = sum(r.get("wall_s", 0) for r in runs)
+    ups = [r["ups"] for r in runs if "ups" in r]
     title = args.title or os.path.basename(os.path.normpath(args.model_dir))
     lines = [f"# Model card: {title}", "",
              f"{args.note}".strip(), "",
@@ -119,10 +138,18 @@ def main(argv=None) -> int:
              f"- validation: {prep['valid_pairs']} pairs; seed {prep['seed']}; sentencepiece {prep['sentencepiece']}",
              "- protocol: lilt/alignment-scripts (every aligner trains on the test sentences too); Kobayashi "
              "et al. (2020) removed the test sentences instead", "",
-             "## Training",
-             f"- command: `{args.command}`",
-             f"- {ck['updates']} updates; {lg.get('wall_s', 0) / 60:.0f} min wall on one CPU core "
-             f"({lg.get('ups', float('nan')):.2f} updates/s); fairseq {fairseq.__version__}, torch {torch.__version__}",
+             "## Training"]
+    for i, (cmd, r) in enumerate(zip(args.command, runs), 1):
+        lines.append(f"- {'run ' + str(i) + ': ' if len(runs) > 1 else ''}`{cmd}`"
+                     + (f" (updates {r['first_logged']}-{r['updates_logged']} logged, {r['wall_s'] / 60:.0f} min)"
+                        if len(runs) > 1 and "wall_s" in r else ""))
+    if len(runs) > 1:
+        lines.append("- each run resumed from the previous run's last saved checkpoint (every 250 updates); "
+                     "updates logged after it were lost and done again")
+    lines += [
+             f"- {ck['updates']} updates; {wall / 60:.0f} min wall on one CPU core "
+             f"({sum(ups) / len(ups) if ups else float('nan'):.2f} updates/s); fairseq {fairseq.__version__}, "
+             f"torch {torch.__version__}",
              f"- validation perplexity {lg['valid_ppl']:.2f} at update {lg['valid_update']}" if "valid_ppl" in lg
              else "- no validation logged", ""]
     if args.bleu:
@@ -131,6 +158,10 @@ def main(argv=None) -> int:
     if args.aer:
         lines += [f"## Word alignment on {args.aer_set} (AER %, forced alignment, best layer per method and shift)",
                   ""] + aer_lines(args.aer, args.aer_direction) + [""]
+    if args.curve:
+        with open(args.curve, encoding="utf-8") as f:
+            table = [line for line in f.read().splitlines() if line.startswith("|")]
+        lines += ["## AER during training (best layer per method and shift; `benchmarks/aer_curve.py`)", ""] + table + [""]
     text = "\n".join(line for line in lines) + "\n"
     text = re.sub(r"\n{3,}", "\n\n", text)
     path = os.path.join(args.model_dir, "MODEL_CARD.md")
