@@ -125,6 +125,44 @@ def _write(out: str, points: list[dict], title: str) -> None:
     plot_curve(points, out + ".png", title)
 
 
+def measure(args: argparse.Namespace, out: str) -> list[dict]:
+    """The points already in ``OUT.json`` plus one per checkpoint of ``args`` not measured yet; ValueError on
+    bad input (gold, checkpoint, vocabulary, or an ``OUT.json`` measured on other sentences or methods)."""
+    pairs, gold = load_gold(args.gold_dir, args.pair, args.limit)
+    for c in args.checkpoints:
+        if not os.path.isfile(c):
+            raise ValueError(f"{c}: no such checkpoint")
+    points = []
+    if os.path.exists(out + ".json"):
+        with open(out + ".json") as f:
+            points = json.load(f)["points"]
+    if any(p.get("sentences") != len(pairs) or p.get("methods") != args.methods for p in points):
+        raise ValueError(f"{out}.json holds points measured on other sentences or methods; use another --out")
+    done = {p["updates"] for p in points}
+    swap = args.src != args.pair[:2]
+    sent = [(b, a) for a, b in pairs] if swap else pairs
+    for ckpt in args.checkpoints:
+        info = checkpoint_info(ckpt)
+        if info["updates"] in done:
+            print(f"aer_curve: update {info['updates']} already in {out}.json", file=sys.stderr)
+            continue
+        t0 = time.time()
+        with tempfile.TemporaryDirectory() as tmp:
+            model = model_dir_for(ckpt, args.vocab, args.src, args.tgt, tmp)
+            hyps = align_direction(model, sent, args.src, args.tgt, os.path.join(tmp, "generate.log"),
+                                   args.batch_size, args.methods)
+        if swap:
+            hyps = {n: h.reversed() for n, h in hyps.items()}
+        rows, _ = score_all(gold, hyps)
+        point = {**info, "checkpoint": os.path.basename(ckpt), "sentences": len(pairs), "methods": args.methods,
+                 "best": curve_point(rows, args.methods.split(",")), "seconds": round(time.time() - t0, 1)}
+        points.append(point)
+        done.add(info["updates"])
+        print(f"update {info['updates']}: " + ", ".join(f"{k} {v['aer']:.1f}" for k, v in point["best"].items()),
+              file=sys.stderr, flush=True)
+    return points
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("checkpoints", nargs="+")
@@ -141,56 +179,13 @@ def main(argv=None) -> int:
     if {args.src + args.tgt, args.tgt + args.src} != {args.pair, args.pair[2:] + args.pair[:2]}:
         ap.error(f"--src {args.src} --tgt {args.tgt} are not the languages of --pair {args.pair}")
     out = args.out or os.path.join(ROOT, "benchmarks", "results", f"aer_curve_{args.src}{args.tgt}")
-    swap = args.src != args.pair[:2]
     try:
-        pairs, gold = load_gold(args.gold_dir, args.pair, args.limit)
-        for c in args.checkpoints:
-            if not os.path.isfile(c):
-                raise ValueError(f"{c}: no such checkpoint")
+        points = measure(args, out)
     except ValueError as e:
         print(f"aer_curve: {e}", file=sys.stderr)
         return 1
-    points = []
-    if os.path.exists(out + ".json"):
-        with open(out + ".json") as f:
-            points = json.load(f)["points"]
-    foreign = [p for p in points if p.get("sentences") != len(pairs) or p.get("methods") != args.methods]
-    if foreign:
-        print(f"aer_curve: {out}.json holds points measured on other sentences or methods; "
-              "use another --out", file=sys.stderr)
-        return 1
-    done = {p["updates"] for p in points}
-    methods = args.methods.split(",")
-    sent = [(b, a) for a, b in pairs] if swap else pairs
-    for ckpt in args.checkpoints:
-        try:
-            info = checkpoint_info(ckpt)
-        except ValueError as e:
-            print(f"aer_curve: {e}", file=sys.stderr)
-            return 1
-        if info["updates"] in done:
-            print(f"aer_curve: update {info['updates']} already in {out}.json", file=sys.stderr)
-            continue
-        t0 = time.time()
-        with tempfile.TemporaryDirectory() as tmp:
-            try:
-                model = model_dir_for(ckpt, args.vocab, args.src, args.tgt, tmp)
-            except ValueError as e:
-                print(f"aer_curve: {e}", file=sys.stderr)
-                return 1
-            hyps = align_direction(model, sent, args.src, args.tgt, os.path.join(tmp, "generate.log"),
-                                   args.batch_size, args.methods)
-        if swap:
-            hyps = {n: h.reversed() for n, h in hyps.items()}
-        rows, _ = score_all(gold, hyps)
-        point = {**info, "checkpoint": os.path.basename(ckpt), "sentences": len(pairs), "methods": args.methods,
-                 "best": curve_point(rows, methods), "seconds": round(time.time() - t0, 1)}
-        points.append(point)
-        done.add(info["updates"])
-        print(f"update {info['updates']}: " + ", ".join(f"{k} {v['aer']:.1f}" for k, v in point["best"].items()),
-              file=sys.stderr, flush=True)
     title = f"{args.src.title()}->{args.tgt.title()} on {os.path.basename(os.path.normpath(args.gold_dir))} " \
-            f"({len(pairs)} sentences)"
+            f"({points[-1]['sentences'] if points else 0} sentences)"
     _write(out, points, title)
     print(format_curve(points))
     return 0
