@@ -55,9 +55,17 @@ def decode_intersect(scores: np.ndarray) -> Links:
     return _to_links(_argmax_mask(s, 1) & _argmax_mask(s, 0))
 
 
+def row_shares(scores: np.ndarray) -> np.ndarray:
+    """Each row divided by its sum (rows of zeros stay zero): scores of any method as shares of a
+    target word's total, so one cutoff means the same for attention weights and norms."""
+    s = _check(scores)
+    total = s.sum(axis=1, keepdims=True)
+    return np.divide(s, total, out=np.zeros_like(s), where=total > 0)
+
+
 def decode_threshold(scores: np.ndarray, threshold: float = 0.1) -> Links:
-    """Every cell with score >= ``threshold``."""
-    return _to_links(_check(scores) >= threshold)
+    """Every cell whose share of its row (``row_shares``) is >= ``threshold``; any method's scores."""
+    return _to_links(row_shares(scores) >= threshold)
 
 
 def decode_relative_threshold(scores: np.ndarray, ratio: float = 0.5) -> Links:

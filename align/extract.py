@@ -31,7 +31,8 @@ def select_rows(step_scores: np.ndarray, n_target: int, shift: str) -> np.ndarra
 
 def token_scores_to_links(scores: np.ndarray, src_words: np.ndarray, tgt_words: np.ndarray,
                           level: str = "word", decoder: str = "argmax", src_reduce: str = "sum",
-                          tgt_reduce: str = "mean", specials: str = "drop") -> list[tuple[int, int]]:
+                          tgt_reduce: str = "mean", specials: str = "drop",
+                          decoder_options: dict | None = None) -> list[tuple[int, int]]:
     """Token scores (tgt_tok, src_tok) -> sorted ``(src, tgt)`` links at word or subword level.
 
     ``word``: aggregate to words (sum over a source word's pieces, mean over a target word's,
@@ -41,17 +42,18 @@ def token_scores_to_links(scores: np.ndarray, src_words: np.ndarray, tgt_words: 
     indices are then token positions among the non-special tokens. ``word-any``: decode at
     subword level, then link two words if any of their pieces are linked (awesome-align).
     """
+    opts = decoder_options or {}
     if specials not in SPECIALS:
         raise ValueError(f"unknown specials policy {specials!r}; valid: {', '.join(SPECIALS)}")
     if level == "word":
         if specials == "null":
             ns, nt = n_words(src_words), n_words(tgt_words)
             m = aggregate_scores(scores, src_words, tgt_words, src_reduce, tgt_reduce, null=True)
-            return [(s, t) for s, t in decode(m, decoder) if s < ns and t < nt]
-        return decode(aggregate_scores(scores, src_words, tgt_words, src_reduce, tgt_reduce), decoder)
+            return [(s, t) for s, t in decode(m, decoder, **opts) if s < ns and t < nt]
+        return decode(aggregate_scores(scores, src_words, tgt_words, src_reduce, tgt_reduce), decoder, **opts)
     keep_s = np.flatnonzero(src_words != SPECIAL)
     keep_t = np.flatnonzero(tgt_words != SPECIAL)
-    tok_links = decode(scores[np.ix_(keep_t, keep_s)], decoder)
+    tok_links = decode(scores[np.ix_(keep_t, keep_s)], decoder, **opts)
     if level == "subword":
         return tok_links
     if level == "word-any":

@@ -58,12 +58,34 @@ class CrossAttentionLayer:
         return hit[1]
 
     @classmethod
+    def from_modules(cls, attn, ln, normalize_before: bool, ff: "FeedForwardBlock | None" = None) -> "CrossAttentionLayer":
+        """Read an attention module with ``v_proj``/``out_proj`` Linear layers and ``num_heads`` (fairseq,
+        Hugging Face) and its LayerNorm; weights are kept in float32 (scores are computed in float32
+        whatever the model's dtype), on the module's device."""
+        heads = getattr(attn, "num_heads", None) or getattr(getattr(attn, "config", None), "num_attention_heads", None)
+        if heads is None:
+            raise ValueError(f"{type(attn).__name__} has no num_heads: cannot split its value vectors by head")
+        return cls(_f32(attn.v_proj.weight), _f32(attn.v_proj.bias), _f32(attn.out_proj.weight),
+                   _f32(attn.out_proj.bias), int(heads), _f32(getattr(ln, "weight", None)),
+                   _f32(getattr(ln, "bias", None)), float(getattr(ln, "eps", 1e-5)), bool(normalize_before), ff)
+
+    @classmethod
     def from_fairseq(cls, layer) -> "CrossAttentionLayer":
         """Read a fairseq ``TransformerDecoderLayer`` (duck-typed: no fairseq import here)."""
-        att, ln = layer.encoder_attn, layer.encoder_attn_layer_norm
-        return cls(att.v_proj.weight, att.v_proj.bias, att.out_proj.weight, att.out_proj.bias,
-                   att.num_heads, ln.weight, ln.bias, ln.eps, layer.normalize_before,
-                   FeedForwardBlock.from_fairseq(layer))
+        return cls.from_modules(layer.encoder_attn, layer.encoder_attn_layer_norm, layer.normalize_before,
+                                FeedForwardBlock.from_fairseq(layer))
+
+
+AttentionBlock = CrossAttentionLayer
+"""The same weights serve self-attention blocks (ALTI+ rollouts)."""
+
+
+def _f32(t: Tensor | None) -> Tensor | None:
+    """A float32 view of a parameter, detached (no copy when it already is float32)."""
+    if t is None:
+        return None
+    t = t.detach()
+    return t if t.dtype == torch.float32 else t.float()
 
 
 def value_vectors(x: Tensor, layer: CrossAttentionLayer, out_weight: Tensor | None = None) -> Tensor:
@@ -190,8 +212,9 @@ def score_attn_res_ln(alpha: Tensor, gram: Tensor, residual: Tensor, attn_out: T
         scale = ln_scale(residual + attn_out, layer.ln_eps)  # (B, T)
         src = _quad_norm(alpha, gram) / scale.unsqueeze(-1)
         # sum_j z_ij = attn_out - b_O; L is linear so sum_j L(z_ij) = L(attn_out - b_O).
-        bias = layer.out_bias if layer.out_bias is not None else torch.zeros_like(attn_out[..., 0, 0])
-        mixed = _ln_linear(attn_out - bias, layer.ln_weight) / scale.unsqueeze(-1)
+        # without b_O the attention output is sum_j z_ij already (a (D,) zero bias, never (B,))
+        mixed = _ln_linear(attn_out - (layer.out_bias if layer.out_bias is not None else 0), layer.ln_weight)
+        mixed = mixed / scale.unsqueeze(-1)
         res = (_ln_linear(residual, layer.ln_weight) / scale.unsqueeze(-1)).norm(dim=-1)
     mixed_norm = mixed.norm(dim=-1)
     denom = mixed_norm + res
@@ -207,7 +230,7 @@ def decompose_block(alpha: Tensor, f: Tensor, residual: Tensor, attn_out: Tensor
     Materializes ``(B, T, S, D)``: use on small inputs only.
     """
     z = torch.einsum("bhts,bhsd->btsd", alpha, f)
-    b_o = layer.out_bias if layer.out_bias is not None else torch.zeros(f.shape[-1], dtype=f.dtype)
+    b_o = layer.out_bias if layer.out_bias is not None else f.new_zeros(f.shape[-1])
     if layer.normalize_before:
         return z, residual, b_o.expand_as(residual)
     scale = ln_scale(residual + attn_out, layer.ln_eps)[..., None]
@@ -218,14 +241,64 @@ def decompose_block(alpha: Tensor, f: Tensor, residual: Tensor, attn_out: Tensor
     return src, res, bias
 
 
-ACTIVATIONS = ("relu", "gelu")
+def _gelu_grad(x: Tensor) -> Tensor:
+    return 0.5 * (1.0 + torch.erf(x / 2 ** 0.5)) + x * torch.exp(-0.5 * x ** 2) / (2 * torch.pi) ** 0.5
+
+
+def _gelu_tanh(x: Tensor) -> Tensor:
+    return torch.nn.functional.gelu(x, approximate="tanh")
+
+
+def _gelu_tanh_grad(x: Tensor) -> Tensor:
+    k = (2 / torch.pi) ** 0.5
+    t = torch.tanh(k * (x + 0.044715 * x ** 3))
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+
+
+def _silu_grad(x: Tensor) -> Tensor:
+    s = torch.sigmoid(x)
+    return s * (1 + x * (1 - s))
+
+
+ACTIVATIONS: dict[str, tuple[Callable[[Tensor], Tensor], Callable[[Tensor], Tensor] | None]] = {
+    "relu": (torch.relu, None),  # gates computed exactly (a step along the path)
+    "gelu": (torch.nn.functional.gelu, _gelu_grad),
+    "gelu_new": (_gelu_tanh, _gelu_tanh_grad),
+    "gelu_accurate": (_gelu_tanh, _gelu_tanh_grad),
+    "gelu_pytorch_tanh": (_gelu_tanh, _gelu_tanh_grad),
+    "silu": (torch.nn.functional.silu, _silu_grad),
+    "swish": (torch.nn.functional.silu, _silu_grad),
+}
+"""FF activations by the names fairseq and Hugging Face configs use: (function, derivative); the
+derivative drives the integrated-gradient gates (None: exact gates)."""
+
+
+def activation_name(fn) -> str:
+    """The ``ACTIVATIONS`` name of an activation module or function (fairseq stores functions,
+    Hugging Face ``ACT2FN`` modules); ValueError listing the valid names otherwise."""
+    if isinstance(fn, str):
+        name = fn
+    elif fn in (torch.relu, torch.nn.functional.relu) or isinstance(fn, torch.nn.ReLU):
+        name = "relu"
+    elif isinstance(fn, torch.nn.SiLU) or fn is torch.nn.functional.silu:
+        name = "silu"
+    elif isinstance(fn, torch.nn.GELU):
+        name = "gelu" if fn.approximate == "none" else "gelu_new"
+    else:
+        name = getattr(fn, "__name__", type(fn).__name__)
+        name = {"GELUActivation": "gelu", "NewGELUActivation": "gelu_new", "SiLUActivation": "silu",
+                "PytorchGELUTanh": "gelu_new", "GELUTanh": "gelu_new"}.get(name, name)
+    if name not in ACTIVATIONS:
+        raise ValueError(f"unsupported FF activation {name!r}; valid: {', '.join(ACTIVATIONS)}")
+    return name
 
 
 @dataclass(eq=False)
 class FeedForwardBlock:
-    """The decoder layer's feed-forward block: ``LN(y + W2 act(W1 y + b1) + b2)`` (post-LN).
+    """The decoder layer's feed-forward block: post-LN ``LN(y + W2 act(W1 y + b1) + b2)``, pre-LN
+    ``y + W2 act(W1 LN(y) + b1) + b2``.
 
-    Weights in torch Linear layout: ``fc1_weight`` (F, D), ``fc2_weight`` (D, F).
+    Weights in torch Linear layout: ``fc1_weight`` (F, D), ``fc2_weight`` (D, F); float32.
     """
 
     fc1_weight: Tensor
@@ -238,22 +311,37 @@ class FeedForwardBlock:
     ln_eps: float = 1e-5
     normalize_before: bool = False
 
+    def __post_init__(self) -> None:
+        self.activation = activation_name(self.activation)
+
+    @classmethod
+    def from_modules(cls, fc1, fc2, activation, ln, normalize_before: bool) -> "FeedForwardBlock":
+        """Read fc1/fc2 Linear layers, an activation (name, function or module) and the block's LayerNorm."""
+        return cls(_f32(fc1.weight), _f32(fc1.bias), _f32(fc2.weight), _f32(fc2.bias), activation_name(activation),
+                   _f32(getattr(ln, "weight", None)), _f32(getattr(ln, "bias", None)), float(getattr(ln, "eps", 1e-5)),
+                   bool(normalize_before))
+
     @classmethod
     def from_fairseq(cls, layer) -> "FeedForwardBlock | None":
         """Read fc1, fc2, the activation and final_layer_norm of a fairseq decoder layer (None if absent)."""
         if not all(hasattr(layer, a) for a in ("fc1", "fc2", "final_layer_norm", "activation_fn")):
             return None
-        fn = layer.activation_fn
-        name = "relu" if fn in (torch.relu, torch.nn.functional.relu) else getattr(fn, "__name__", str(fn))
-        ln = layer.final_layer_norm
-        return cls(layer.fc1.weight, layer.fc1.bias, layer.fc2.weight, layer.fc2.bias, name,
-                   ln.weight, ln.bias, ln.eps, layer.normalize_before)
+        return cls.from_modules(layer.fc1, layer.fc2, layer.activation_fn, layer.final_layer_norm, layer.normalize_before)
 
     def forward(self, y: Tensor) -> Tensor:
         """``W2 act(W1 y + b1) + b2``: (..., D) -> (..., D)."""
         h = torch.nn.functional.linear(y, self.fc1_weight, self.fc1_bias)
-        h = torch.relu(h) if self.activation == "relu" else torch.nn.functional.gelu(h)
-        return torch.nn.functional.linear(h, self.fc2_weight, self.fc2_bias)
+        return torch.nn.functional.linear(ACTIVATIONS[self.activation][0](h), self.fc2_weight, self.fc2_bias)
+
+    def ln(self, z: Tensor) -> Tensor:
+        """The block's LayerNorm: (..., D) -> (..., D)."""
+        return torch.nn.functional.layer_norm(z, z.shape[-1:], self.ln_weight, self.ln_bias, self.ln_eps)
+
+    def block(self, y: Tensor) -> Tensor:
+        """The whole FF block with its residual and LayerNorm: (..., D) -> (..., D)."""
+        if self.normalize_before:
+            return y + self.forward(self.ln(y))
+        return self.ln(y + self.forward(y))
 
 
 def ig_gates(y: Tensor, ff: FeedForwardBlock, steps: int = 32) -> Tensor:
@@ -263,25 +351,23 @@ def ig_gates(y: Tensor, ff: FeedForwardBlock, steps: int = 32) -> Tensor:
     ``W2 diag(act'(a w + b1)) W1`` with ``w = W1 y``, so the path-averaged Jacobian is
     ``W2 diag(g) W1`` with ``g = mean_a act'(a w + b1)``. ReLU: ``act'`` is a step in ``a``, and
     ``g`` is computed exactly (the fraction of [0, 1] where ``a w + b1 > 0``); ``steps`` is unused.
-    GELU: midpoint rule with ``steps`` points. Completeness: ``W2 (g * w) = FF(y) - FF(0)``
-    (exact for ReLU; Riemann error for GELU).
+    GELU, SiLU: midpoint rule with ``steps`` points. Completeness: ``W2 (g * w) = FF(y) - FF(0)``
+    (exact for ReLU; Riemann error otherwise).
     """
     w = torch.nn.functional.linear(y, ff.fc1_weight)  # (B, T, F): W1 y without bias
-    b = ff.fc1_bias if ff.fc1_bias is not None else torch.zeros(w.shape[-1], dtype=w.dtype)
-    if ff.activation == "relu":
+    b = ff.fc1_bias if ff.fc1_bias is not None else w.new_zeros(w.shape[-1])
+    grad = ACTIVATIONS[ff.activation][1]
+    if grad is None:  # ReLU
         # crossing point a* = -b / w; active for a > a* when w > 0, for a < a* when w < 0
         with torch.no_grad():
             cross = torch.where(w != 0, -b / torch.where(w != 0, w, torch.ones_like(w)), torch.zeros_like(w))
             inside = cross.clamp(0.0, 1.0)
             g = torch.where(w > 0, 1.0 - inside, torch.where(w < 0, inside, (b > 0).to(w.dtype).expand_as(w)))
         return g
-    if ff.activation == "gelu":
-        a = (torch.arange(steps, dtype=w.dtype) + 0.5) / steps  # midpoints
-        pre = a[:, None, None, None] * w + b  # (steps, B, T, F)
-        cdf = 0.5 * (1.0 + torch.erf(pre / 2 ** 0.5))
-        pdf = torch.exp(-0.5 * pre ** 2) / (2 * torch.pi) ** 0.5
-        return (cdf + pre * pdf).mean(0)
-    raise ValueError(f"unsupported activation {ff.activation!r}; valid: {', '.join(ACTIVATIONS)}")
+    g = torch.zeros_like(w)
+    for k in range(steps):  # one step at a time: (steps, B, T, F) would not fit on long inputs
+        g += grad((k + 0.5) / steps * w + b)
+    return g / steps
 
 
 @dataclass(frozen=True)
@@ -301,20 +387,27 @@ def decompose_layer(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor
     After the attention block, ``y_i = sum_j p_ij + r_i + c_i`` (source, residual and bias parts,
     ``decompose_block``). The FF output is attributed to each part by integrated gradients from
     the zero baseline (``ig_gates``): ``A(v) = W2 (g_i * W1 v)``, linear in the part, summing to
-    ``FF(y_i) - FF(0)``; ``FF(0)`` joins the bias. The FF residual and LayerNorm are then
-    decomposed as in ``decompose_block``: ``LN(y + FF(y)) = sum_k L(v_k + A(v_k)) / s_i + ...``.
-    Post-LN layers only. Materializes (B, T, S, D) and (T, S, F) per sentence: alignment-sized inputs.
+    ``FF(u) - FF(0)``; ``FF(0)`` joins the bias.
+    Post-LN: ``LN(y + FF(y)) = sum_k L(v_k + A(v_k)) / s_i + ...`` as in ``decompose_block``.
+    Pre-LN: the FF input is ``u = LN(y) = sum_k L(v_k) / s_i + beta`` (beta joins the bias), and the
+    output ``y + FF(u) = sum_k (v_k + A(L(v_k) / s_i)) + ...`` is not normalized.
+    Materializes (B, T, S, D) and (T, S, F) per sentence: alignment-sized inputs.
     """
     ff = layer.ff
     if ff is None:
         raise ValueError("the layer has no feed-forward block to decompose")
-    if layer.normalize_before or ff.normalize_before:
-        raise ValueError("attn-res-ln-ff is defined here for post-LN layers (fairseq's default); "
-                         "this layer is pre-LN (--decoder-normalize-before)")
     f = value_vectors(x, layer)
-    src, res, bias = decompose_block(alpha, f, residual, attn_out, layer)  # parts of y = LN2 output
+    src, res, bias = decompose_block(alpha, f, residual, attn_out, layer)  # parts of the block output y
     y = src.sum(2) + res + bias
-    g = ig_gates(y, ff, steps)  # (B, T, F)
+    lin = lambda v: _ln_linear(v, ff.ln_weight)  # noqa: E731
+    beta = ff.ln_bias if ff.ln_bias is not None else 0
+    if ff.normalize_before:
+        s2 = ln_scale(y, ff.ln_eps)[..., None]
+        u_src, u_res, u_bias = lin(src) / s2.unsqueeze(-1), lin(res) / s2, lin(bias) / s2 + beta
+        u = u_src.sum(2) + u_res + u_bias
+    else:
+        u_src, u_res, u_bias, u = src, res, bias, y
+    g = ig_gates(u, ff, steps)  # (B, T, F)
     w1, w2 = ff.fc1_weight, ff.fc2_weight
 
     def attribute(v: Tensor, gates: Tensor) -> Tensor:  # v (B, T, ..., D), gates (B, T, F) -> W2 (g * W1 v)
@@ -323,15 +416,15 @@ def decompose_layer(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor
         return torch.nn.functional.linear(h * gg, w2)
 
     # one sentence at a time keeps the (T, S, F) intermediate bounded
-    src_out = torch.cat([attribute(src[b:b + 1], g[b:b + 1]) for b in range(src.shape[0])])
-    res_out = attribute(res, g)
-    ff0 = ff.forward(torch.zeros(y.shape[-1], dtype=y.dtype))  # FF(0): the baseline's output, a bias
-    bias_in = bias + attribute(bias, g) + ff0
+    src_out = torch.cat([attribute(u_src[b:b + 1], g[b:b + 1]) for b in range(src.shape[0])])
+    res_out = attribute(u_res, g)
+    ff0 = ff.forward(y.new_zeros(y.shape[-1]))  # FF(0): the baseline's output, a bias
+    bias_out = attribute(u_bias, g) + ff0
+    if ff.normalize_before:
+        return LayerDecomposition(src + src_out, res + res_out, bias + bias_out)
     s3 = ln_scale(y + ff.forward(y), ff.ln_eps)[..., None]  # LN3 scale of the real FF-block sum
-    lin = lambda v: _ln_linear(v, ff.ln_weight)  # noqa: E731
-    beta3 = ff.ln_bias if ff.ln_bias is not None else 0
     return LayerDecomposition(lin(src + src_out) / s3.unsqueeze(-1), lin(res + res_out) / s3,
-                              lin(bias_in) / s3 + beta3)
+                              lin(bias + bias_out) / s3 + beta)
 
 
 def score_attn_res_ln_ff(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor, layer: CrossAttentionLayer,
@@ -356,67 +449,3 @@ class LayerInputs:
     x: Tensor
     residual: Tensor
     attn_out: Tensor
-
-
-METHODS: dict[str, str] = {
-    "attn": "attention weights, mean over heads",
-    "attn-head": "attention weights per head",
-    "norm": "||sum_h alpha f^h(x)|| (Kobayashi et al. 2020)",
-    "norm-head": "||alpha f^h(x)|| per head (Kobayashi et al. 2020)",
-    "attn-res-ln": "attention + residual + LayerNorm block, source vectors' norms (Kobayashi et al. 2021)",
-    "attn-res-ln-ff": "the whole decoder layer: attention block, then FF block by integrated gradients, "
-                      "residual and LayerNorm (Kobayashi et al. 2023)",
-}
-"""Score methods and what they compute; per-head methods end in ``-head``."""
-
-
-def check_methods(methods: list[str] | tuple[str, ...]) -> None:
-    """Raise ValueError naming the valid methods if any is unknown."""
-    bad = [m for m in methods if m not in METHODS]
-    if bad:
-        raise ValueError(f"unknown method(s) {', '.join(bad)}; valid: {', '.join(METHODS)}")
-
-
-def layer_scores(inputs: LayerInputs, layer: CrossAttentionLayer, methods: list[str] | tuple[str, ...],
-                 src_mask: Tensor | None = None, tgt_mask: Tensor | None = None) -> dict[str, Tensor]:
-    """Every requested method for one layer: name -> (B, T, S), or (B, H, T, S) for ``*-head``.
-
-    ``src_mask`` (B, S) and ``tgt_mask`` (B, T) are True on real tokens; padded positions score 0.
-    ``attn-res-ln`` also yields ``attn-res-ln:mixing`` (B, T).
-    """
-    check_methods(methods)
-    alpha = inputs.alpha
-    if src_mask is not None:
-        alpha = alpha * src_mask[:, None, None, :].to(alpha.dtype)
-    out: dict[str, Tensor] = {}
-    plain = folded = None
-    need_plain = any(m in ("norm", "norm-head") or (m == "attn-res-ln" and layer.normalize_before) for m in methods)
-    need_folded = "attn-res-ln" in methods and not layer.normalize_before
-    v = values(inputs.x, layer) if need_plain or need_folded else None
-    if need_plain:
-        plain = value_gram(inputs.x, layer, v=v)
-    if need_folded:
-        folded = value_gram(inputs.x, layer, folded=True, v=v)
-    compute: dict[str, Callable[[], Tensor]] = {
-        "attn": lambda: score_attn(alpha),
-        "attn-head": lambda: alpha,
-        "norm": lambda: score_norm(alpha, plain),
-        "norm-head": lambda: score_norm_head(alpha, plain),
-    }
-    for m in methods:
-        if m == "attn-res-ln-ff":
-            block = score_attn_res_ln_ff(alpha, inputs.x, inputs.residual, inputs.attn_out, layer)
-            out[m] = block.source
-            out[m + ":mixing"] = block.mixing
-        elif m == "attn-res-ln":
-            block = score_attn_res_ln(alpha, plain if layer.normalize_before else folded, inputs.residual,
-                                      inputs.attn_out, layer)
-            out[m] = block.source
-            out[m + ":mixing"] = block.mixing
-        else:
-            out[m] = compute[m]()
-    if tgt_mask is not None:
-        for k, v in out.items():
-            m = tgt_mask.to(v.dtype)
-            out[k] = v * (m[:, None, :, None] if v.dim() == 4 else m[..., None] if v.dim() == 3 else m)
-    return out

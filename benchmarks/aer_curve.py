@@ -27,15 +27,16 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 from rwth_experiment import align_direction, load_gold, score_all  # noqa: E402
 
+from align.formats import shared_data_dir  # noqa: E402
 from eval.grid import best, layer_rows, parse_name  # noqa: E402
 
 
 def checkpoint_info(path: str) -> dict:
     """A fairseq checkpoint's update count, epoch and validation loss (base 2, as fairseq logs it; None
     where the checkpoint has none)."""
-    import torch
+    from fairseq_plugins.checkpoint import load_checkpoint
 
-    state = torch.load(path, map_location="cpu", weights_only=False)
+    state = load_checkpoint(path)
     hist = state.get("optimizer_history") or [{}]
     extra = state.get("extra_state") or {}
     updates = hist[-1].get("num_updates")
@@ -169,7 +170,7 @@ def main(argv=None) -> int:
     ap.add_argument("--vocab", required=True, help="folder with spm.model and dict.SRC/TGT.txt (or bin/)")
     ap.add_argument("--src", required=True)
     ap.add_argument("--tgt", required=True)
-    ap.add_argument("--gold-dir", default=os.path.join(ROOT, "..", "shared", "data", "gold", "deen_rwth"))
+    ap.add_argument("--gold-dir", default=os.path.join(shared_data_dir(), "gold", "deen_rwth"))
     ap.add_argument("--pair", default="deen", help="file stem in --gold-dir; its first language is the gold's source")
     ap.add_argument("--out", default=None, help="output stem (default benchmarks/results/aer_curve_SRCTGT)")
     ap.add_argument("--methods", default="attn,norm,attn-res-ln")

@@ -47,25 +47,26 @@ def main(argv=None) -> int:
     ap.add_argument("--rwth", metavar="SRC_TGT", help="also time attn-res-ln-ff and norm on every sentence of this "
                     "'de ||| en' file (RWTH: ../shared/data/gold/deen_rwth/deen.src-tgt), 1.3 subwords per word")
     args = ap.parse_args(argv)
-    from fairseq_plugins.engine import score_pairs
+    from align.adapters import FairseqAdapter
+    from align.engine import Batch, collate, score_pairs
+
 
     torch.manual_seed(0)
     model, d = build(args.layers, args.dim, args.heads, ffn=args.ffn)
     g = torch.Generator().manual_seed(1)
-    src = [torch.cat([torch.randint(10, len(d), (int(n),), generator=g), torch.tensor([d.eos()])])
+    adapter = FairseqAdapter(d.pad(), d.eos())
+    src = [torch.randint(10, len(d), (int(n),), generator=g).tolist() + [d.eos()]
            for n in torch.randint(args.len // 2, args.len * 3 // 2, (args.batch,), generator=g)]
-    tgt = [torch.cat([torch.randint(10, len(d), (int(n),), generator=g), torch.tensor([d.eos()])])
+    tgt = [torch.randint(10, len(d), (int(n),), generator=g).tolist() + [d.eos()]
            for n in torch.randint(args.len // 2, args.len * 3 // 2, (args.batch,), generator=g)]
     layers = list(range(args.layers))
-    from fairseq_plugins.engine import _collate
-
-    src_tokens = _collate(src, d.pad(), left=True)
-    lengths = torch.tensor([len(s) for s in src])
-    prev = _collate([torch.cat([s.new_tensor([d.eos()]), s[:-1]]) for s in tgt], d.pad(), left=False)
+    src_ids, src_mask = collate(src, d.pad())
+    lab, tgt_mask = collate(tgt, d.pad())
+    batch = Batch(src_ids, src_mask, lab, tgt_mask)
 
     def plain():
         with torch.no_grad():
-            model(src_tokens, lengths, prev)
+            adapter.forward(model, batch)
 
     def timed(fn) -> float:
         fn()
@@ -81,23 +82,22 @@ def main(argv=None) -> int:
           f"of ~{args.len} tokens; threads {torch.get_num_threads()}")
     print(f"plain forward pass: {1e3 * base:.1f} ms")
     for methods in (["attn"], ["norm", "attn-res-ln"], ["attn", "norm", "attn-res-ln", "attn-head", "norm-head"],
-                    ["attn-res-ln-ff"]):
-        t = timed(lambda: score_pairs(model, src, tgt, d.pad(), d.eos(), methods, layers))
+                    ["attn-res-ln-ff"], ["alti"], ["alti-rollout"], ["value-zeroing"]):
+        t = timed(lambda: score_pairs(model, adapter, src, tgt, d.pad(), methods, layers))
         print(f"forward + {'+'.join(methods)} for all {args.layers} layers: {1e3 * t:.1f} ms = {t / base:.2f}x")
     if args.rwth:
         from align.formats import read_text_pairs
 
         pairs = read_text_pairs(args.rwth)
         g2 = torch.Generator().manual_seed(2)
-        mk = lambda n: torch.cat([torch.randint(10, len(d), (max(1, round(1.3 * n)),), generator=g2),  # noqa: E731
-                                  torch.tensor([d.eos()])])
+        mk = lambda n: torch.randint(10, len(d), (max(1, round(1.3 * n)),), generator=g2).tolist() + [d.eos()]  # noqa: E731
         data = [(mk(len(s)), mk(len(t))) for s, t in pairs]
         data.sort(key=lambda p: len(p[0]))
-        for methods in (["norm"], ["attn-res-ln-ff"]):
+        for methods in (["norm"], ["attn-res-ln-ff"], ["alti"], ["alti-rollout"], ["value-zeroing"]):
             t0 = time.perf_counter()
             for k in range(0, len(data), args.batch):
                 chunk = data[k:k + args.batch]
-                score_pairs(model, [p[0] for p in chunk], [p[1] for p in chunk], d.pad(), d.eos(), methods, layers)
+                score_pairs(model, adapter, [p[0] for p in chunk], [p[1] for p in chunk], d.pad(), methods, layers)
             print(f"all {len(data)} sentence pairs of {os.path.basename(args.rwth)}, {'+'.join(methods)}, every layer: "
                   f"{time.perf_counter() - t0:.1f} s")
     return 0

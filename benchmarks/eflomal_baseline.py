@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(ROOT, "data", "scripts"))
 
 from deen_corpus import collect  # noqa: E402
 
-from align.formats import read_alignments, read_text_pairs  # noqa: E402
+from align.formats import read_alignments, read_text_pairs, shared_data_dir  # noqa: E402
 from align.links import Alignments  # noqa: E402
 from align.symmetrize import symmetrize_corpus  # noqa: E402
 from eval.metrics import bootstrap_ci, count_matches, score_counts  # noqa: E402
@@ -27,7 +27,7 @@ from eval.metrics import bootstrap_ci, count_matches, score_counts  # noqa: E402
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared", "data"))
+    ap.add_argument("--shared", default=shared_data_dir())
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "eflomal_deen.json"))
     args = ap.parse_args(argv)
     import eflomal

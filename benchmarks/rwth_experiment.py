@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(ROOT, "data", "scripts"))
 
 from demo import ALL_METHODS, binarize, forced_dump  # noqa: E402
 
-from align.formats import read_alignments, read_text_pairs  # noqa: E402
+from align.formats import read_alignments, read_text_pairs, shared_data_dir  # noqa: E402
 from align.links import Alignments  # noqa: E402
 from align.symmetrize import symmetrize_corpus  # noqa: E402
 from eval.cli import plot_heatmap  # noqa: E402
@@ -233,11 +233,11 @@ def write_report(out: str, meta: dict, directions: dict, tests: dict, ff: dict, 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gold-dir", default=os.path.join(ROOT, "..", "shared", "data", "gold", "deen_rwth"))
+    ap.add_argument("--gold-dir", default=os.path.join(shared_data_dir(), "gold", "deen_rwth"))
     ap.add_argument("--pair", default="deen", help="file stem in --gold-dir and language codes, source first")
     ap.add_argument("--forward", default=os.path.join(ROOT, "data", "models", "deen"))
     ap.add_argument("--reverse", default=os.path.join(ROOT, "data", "models", "ende"))
-    ap.add_argument("--others", default=os.path.join(ROOT, "..", "shared", "data", "system_outputs"),
+    ap.add_argument("--others", default=os.path.join(shared_data_dir(), "system_outputs"),
                     help="folder of other systems' outputs on the RWTH set ('' to leave them out)")
     ap.add_argument("--eflomal", default=os.path.join(ROOT, "benchmarks", "results", "eflomal_deen.json"))
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results"))

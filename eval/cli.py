@@ -1,6 +1,9 @@
 """``align-eval GOLD HYP [HYP ...]``: score alignment files against a gold alignment.
 
-Prints one line per hypothesis (a table when there are several), or ``--format json``.
+Prints one line per hypothesis (a table when there are several) and the settings signature, or
+``--format json``. The files are read in step, a block of sentences at a time, and only four counts
+per sentence are kept (|A|, |S|, |A&S|, |A&P|; only the corpus totals unless resampling or
+``--per-sentence`` needs them), so memory does not grow with the number of links.
 Exit status: 0 ok, 1 bad input (message ``file:line: ...``), 2 usage.
 """
 
@@ -12,20 +15,33 @@ import json
 import os
 import re
 import sys
+from contextlib import ExitStack
 from typing import Sequence
 
-from align.formats import (FORMATS, AlignmentFormatError, LineCountError, check_links_in_range,
-                           read_alignments, read_lines, read_text_pairs, read_wpt_text, write_text_atomic)
-from align.links import Alignments
+import numpy as np
 
-from .metrics import bootstrap_ci, count_matches, paired_bootstrap, rates, score_counts
+from align import __version__
+from align.formats import (BLOCK_LINES, FORMATS, AlignmentFormatError, AlignmentStream, TextLengthStream,
+                           raise_count_mismatch, read_lines, read_wpt_text, write_text_atomic)
+
+from .metrics import SentenceCounts, bootstrap_ci, count_matches, paired_bootstrap, rates, score_totals
+
+HYP_GROUP = 128
+"""Hypothesis files open at once; the gold is read once per group (once in all when it is stdin)."""
+
+
+def _count(text: str) -> int:
+    n = int(text)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n} is negative; expected a number of resamples >= 0")
+    return n
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="align-eval", description="Score word alignments against gold: AER, precision, recall, F1 "
         "(corpus level). Links are read 0-based (src, tgt) after the format's index base and any --reverse.")
-    p.add_argument("gold", help="gold alignment file (talp by default: i-j sure, ipj possible, 1-based)")
+    p.add_argument("gold", help="gold alignment file (talp by default: i-j sure, ipj possible, 1-based); - for stdin")
     p.add_argument("hyps", nargs="+", metavar="HYP", help="hypothesis files (pharaoh, 0-based, by default); - for stdin")
     p.add_argument("--gold-format", choices=FORMATS, default="talp")
     p.add_argument("--gold-base", type=int, choices=(0, 1), help="index base of the gold (default: the format's)")
@@ -37,9 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--text", help="'src ||| tgt' file: check that every link lies inside its sentence")
     p.add_argument("--naacl-ids", help="WPT text file ('<s snum=N>') or one number per line: the sentence "
                    "number of each line, for naacl files (default 1..max)")
-    p.add_argument("--bootstrap", type=int, default=0, metavar="N",
+    p.add_argument("--bootstrap", type=_count, default=0, metavar="N",
                    help="N bootstrap resamples for 95%% confidence intervals (e.g. 1000)")
-    p.add_argument("--paired-bootstrap", type=int, default=0, metavar="N",
+    p.add_argument("--paired-bootstrap", type=_count, default=0, metavar="N",
                    help="N paired-bootstrap resamples testing each HYP against the first")
     p.add_argument("--seed", type=int, default=12345, help="random seed of the resampling")
     p.add_argument("--plot", metavar="FILE.png", help="heatmap of AER (needs matplotlib)")
@@ -49,38 +65,96 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def signature(args: argparse.Namespace) -> str:
+    """Every setting that changes the figures, sacrebleu style:
+    ``fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|version:0.1.0``."""
+    gold_base = FORMATS[args.gold_format] if args.gold_base is None else args.gold_base
+    hyp_base = FORMATS[args.hyp_format] if args.hyp_base is None else args.hyp_base
+    rev = {(False, False): "no", (True, False): "gold", (False, True): "hyp", (True, True): "both"}[
+        (bool(args.reverse_gold), bool(args.reverse_hyp))]
+    parts = [f"fmt:{args.gold_format}", f"base:{gold_base}", f"hypfmt:{args.hyp_format}", f"hypbase:{hyp_base}",
+             f"rev:{rev}", f"allsure:{'yes' if args.all_sure else 'no'}"]
+    if "naacl" in (args.gold_format, args.hyp_format):
+        parts.append(f"ids:{'file' if args.naacl_ids else '1..max'}")
+    if args.bootstrap:
+        parts.append(f"bs:{args.bootstrap}")
+    if args.paired_bootstrap:
+        parts.append(f"pbs:{args.paired_bootstrap}")
+    if args.bootstrap or args.paired_bootstrap:
+        parts.append(f"seed:{args.seed}")
+    parts.append(f"version:{__version__}")
+    return "|".join(parts)
+
+
 def _read_ids(path: str) -> list[int]:
     lines = read_lines(path)
     if lines and lines[0].lstrip().startswith("<s"):
-        return read_wpt_text(path)[0]
-    ids = []
-    for i, line in enumerate(lines, 1):
-        if not re.fullmatch(r"\s*\d+\s*", line):
-            raise AlignmentFormatError(path, i, f"found {line.strip()!r}; expected one sentence number")
-        ids.append(int(line))
+        ids = read_wpt_text(path)[0]
+    else:
+        ids = []
+        for i, line in enumerate(lines, 1):
+            if not re.fullmatch(r"[ \t]*[0-9]+[ \t]*", line):
+                raise AlignmentFormatError(path, i, f"found {line.strip()!r}; expected one sentence number")
+            ids.append(int(line))
+    seen: dict[int, int] = {}
+    for i, sid in enumerate(ids, 1):
+        if sid in seen:
+            raise AlignmentFormatError(path, i, f"sentence number {sid} again (first on line {seen[sid]}); "
+                                       "expected each sentence number once")
+        seen[sid] = i
     return ids
 
 
-def load(path: str, fmt: str, base: int | None, reverse: bool, ids, text, all_sure: bool = False) -> Alignments:
-    """Read one alignment file and check it against the text, if given."""
-    al = read_alignments(path, fmt, base, reverse, ids)
-    if text is not None:
-        check_links_in_range(al, [len(s) for s, _ in text], [len(t) for _, t in text], path)
-    return al.all_sure() if all_sure else al
+def count_in_step(args: argparse.Namespace, hyps: Sequence[str], ids: Sequence[int] | None,
+                  per_sentence: bool, block_lines: int = BLOCK_LINES) -> list[tuple[np.ndarray, int, SentenceCounts | None]]:
+    """Read the gold, the hypotheses (and the --text file) in step, a block of sentences at a time.
+
+    Returns per hypothesis its four corpus totals |A|, |S|, |A&S|, |A&P|, the number of sentences and,
+    if ``per_sentence``, its :class:`SentenceCounts`. A file whose sentence count differs from the
+    gold's raises LineCountError naming it.
+    """
+    with ExitStack() as stack:
+        gold = stack.enter_context(AlignmentStream(args.gold, args.gold_format, args.gold_base, args.reverse_gold, ids))
+        streams = [stack.enter_context(AlignmentStream(p, args.hyp_format, args.hyp_base, args.reverse_hyp, ids))
+                   for p in hyps]
+        text = stack.enter_context(TextLengthStream(args.text)) if args.text else None
+        totals = [np.zeros(4, dtype=np.int64) for _ in hyps]
+        parts: list[list[SentenceCounts]] = [[] for _ in hyps]
+        while True:
+            lengths = text.take(block_lines) if text else None
+            g = gold.take(block_lines, lengths)
+            if args.all_sure:
+                g = g.all_sure()
+            in_step = lengths is None or len(lengths[0]) == len(g)
+            for h, total, part in zip(streams, totals, parts):
+                block = h.take(block_lines, lengths)
+                if len(block) != len(g):
+                    in_step = False
+                    continue
+                c = count_matches(g, block)
+                total += c.totals()
+                if per_sentence:
+                    part.append(c)
+            if not in_step:
+                raise_count_mismatch(gold, [*streams, *([text] if text else [])])
+            if len(g) < block_lines:
+                break
+        return [(t, gold.sentences, SentenceCounts.concatenate(p) if per_sentence else None)
+                for t, p in zip(totals, parts)]
 
 
-def evaluate(args: argparse.Namespace) -> list[dict]:
-    """Score every hypothesis; returns one dict per file (rates in percent)."""
-    text = read_text_pairs(args.text) if args.text else None
+def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES) -> list[dict]:
+    """Score every hypothesis; returns one dict per file (rates in percent), each with the signature."""
     ids = _read_ids(args.naacl_ids) if args.naacl_ids else None
-    gold = load(args.gold, args.gold_format, args.gold_base, args.reverse_gold, ids, text, args.all_sure)
+    keep = bool(args.bootstrap or args.paired_bootstrap or args.per_sentence)
+    group = len(args.hyps) if "-" in (args.gold, args.text) else HYP_GROUP
+    counted = []
+    for start in range(0, len(args.hyps), group):
+        counted += count_in_step(args, args.hyps[start:start + group], ids, keep, block_lines)
+    sig = signature(args)
     results, counts = [], []
-    for path in args.hyps:
-        hyp = load(path, args.hyp_format, args.hyp_base, args.reverse_hyp, ids, text)
-        if len(hyp) != len(gold):
-            raise LineCountError(path, None, f"{len(hyp)} sentences; expected {len(gold)} as in the gold {args.gold}")
-        c = count_matches(gold, hyp)
-        score = score_counts(c)
+    for path, (totals, n, c) in zip(args.hyps, counted):
+        score = score_totals(totals, n)
         if args.bootstrap:
             score = dataclasses.replace(score, ci=bootstrap_ci(c, args.bootstrap, seed=args.seed))
         d = score.as_dict("<stdin>" if path == "-" else path)
@@ -89,6 +163,7 @@ def evaluate(args: argparse.Namespace) -> list[dict]:
             d["paired_bootstrap"] = {"baseline": results[0]["hyp"], "p_value": test["p_value"],
                                      "delta_aer": 100 * test["delta"],
                                      "delta_aer_ci": [100 * x for x in test["delta_ci"]]}
+        d["signature"] = sig
         results.append(d)
         counts.append(c)
     if args.per_sentence:
@@ -180,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0) if e.code in (0, None) else 2
-    if sum(h == "-" for h in [args.gold, *args.hyps]) > 1:
+    if sum(h == "-" for h in [args.gold, *args.hyps, args.text, args.naacl_ids]) > 1:
         parser.print_usage(sys.stderr)
         print("align-eval: error: stdin (-) can be read once", file=sys.stderr)
         return 2
@@ -191,6 +266,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (AlignmentFormatError, ValueError) as e:
         print(f"align-eval: {e}", file=sys.stderr)
         return 1
+    except OSError as e:  # an output (--per-sentence, --plot) that cannot be written
+        print(f"align-eval: cannot write: {e}", file=sys.stderr)
+        return 1
     except RuntimeError as e:
         print(f"align-eval: {e}", file=sys.stderr)
         return 2
@@ -198,6 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(results, indent=1))
     else:
         print(format_table(results))
+        print(f"signature: {results[0]['signature']}")
     return 0
 
 

@@ -20,7 +20,7 @@ from align.links import Alignments
 
 @dataclass(frozen=True)
 class SentenceCounts:
-    """Per-sentence counts, each (n_sentences,) int64: |A|, |S|, |A & S|, |A & P|."""
+    """Per-sentence counts, each (n_sentences,) int: |A|, |S|, |A & S|, |A & P|."""
 
     hyp: np.ndarray
     sure: np.ndarray
@@ -32,7 +32,16 @@ class SentenceCounts:
 
     def totals(self) -> np.ndarray:
         """The four corpus totals as a (4,) array."""
-        return np.array([self.hyp.sum(), self.sure.sum(), self.hyp_sure.sum(), self.hyp_possible.sum()])
+        return np.array([x.sum(dtype=np.int64) for x in (self.hyp, self.sure, self.hyp_sure, self.hyp_possible)])
+
+    @classmethod
+    def concatenate(cls, parts: "list[SentenceCounts]") -> "SentenceCounts":
+        """Counts of consecutive blocks of sentences as one corpus (int32 per sentence and count)."""
+        if not parts:
+            z = np.zeros(0, dtype=np.int32)
+            return cls(z, z, z, z)
+        return cls(*(np.concatenate([getattr(p, f) for p in parts]).astype(np.int32)
+                     for f in ("hyp", "sure", "hyp_sure", "hyp_possible")))
 
     def stacked(self) -> np.ndarray:
         """(4, n_sentences) float64 matrix of the counts, rows in field order."""
@@ -112,10 +121,15 @@ def rates(totals: np.ndarray) -> np.ndarray:
 
 def score_counts(counts: SentenceCounts) -> AERScore:
     """Corpus scores from per-sentence counts."""
-    t = counts.totals()
-    aer, p, r, f = (float(x) for x in rates(t))
-    return AERScore(aer, p, r, f, links=int(t[0]), sentences=len(counts), sure=int(t[1]),
-                    matched_sure=int(t[2]), matched_possible=int(t[3]))
+    return score_totals(counts.totals(), len(counts))
+
+
+def score_totals(totals: np.ndarray, sentences: int) -> AERScore:
+    """Corpus scores from the four corpus totals |A|, |S|, |A&S|, |A&P| of ``sentences`` sentences."""
+    t = [int(x) for x in totals]
+    aer, p, r, f = (float(x) for x in rates(np.array(t)))
+    return AERScore(aer, p, r, f, links=t[0], sentences=int(sentences), sure=t[1],
+                    matched_sure=t[2], matched_possible=t[3])
 
 
 def score_corpus(gold: Alignments, hyp: Alignments) -> AERScore:

@@ -4,9 +4,8 @@
 --print-alignment --alignment-method norm [--score-reference] [--alignment-dump DIR]``
 """
 
-import os
+from . import tasks  # noqa: F401  (registers translation_norm_align)
+from .checkpoint import install_safe_loader
 
-# torch >= 2.6 refuses fairseq checkpoints (pickled argparse Namespaces) under weights_only loading.
-os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
-
-from . import tasks  # noqa: E402,F401  (registers translation_norm_align)
+# fairseq's checkpoint reading allows only the classes fairseq checkpoints need (and safetensors models).
+install_safe_loader()

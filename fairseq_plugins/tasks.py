@@ -15,14 +15,21 @@ from fairseq.sequence_scorer import SequenceScorer
 from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
-from align.extract import dump_name
+from align.adapters import FairseqAdapter
+from align.decode import DECODERS
+from align.engine import AlignSpec, Recorder, links_for, n_layers_heads, score_pairs, score_recorded
+from align.extract import LEVELS, SHIFTS, SPECIALS, dump_name
 from align.formats import format_links, write_text_atomic
-from align.norms import METHODS
+from align.methods import METHODS
+from align.subwords import WORD_MAPS, SPECIAL, WordMapError, word_map
 
-from .capture import CrossAttentionRecorder
-from .engine import AlignSpec, detect_scheme, links_for, n_layers_heads, score_pairs, scores_from_recorder, word_maps
+from .engine import detect_scheme, piece_words, specials_of
 
 logger = logging.getLogger(__name__)
+
+
+DECODER_OPTIONS = {"threshold": "threshold", "relative-threshold": "ratio"}
+"""The decoders that take ``--alignment-threshold``, and the option it sets."""
 
 
 @dataclass
@@ -32,20 +39,27 @@ class NormAlignConfig(TranslationConfig):
     alignment_layer: Optional[int] = field(default=None, metadata={
         "help": "decoder layer, 0-based as in fairseq (default: the last)"})
     alignment_heads: Optional[str] = field(default=None, metadata={
-        "help": "comma-separated heads averaged by per-head methods (default: all)"})
+        "help": "comma-separated heads averaged by a per-head method (attn-head, norm-head); default: all"})
     alignment_shift: str = field(default="awo", metadata={
         "help": "awo: read target word i at the step that predicts it; awi: where it is the input"})
     alignment_level: str = field(default="word", metadata={
         "help": "word (subwords merged: sum over source pieces, mean over target pieces), "
                 "subword (token positions, as fairseq's own), or word-any (word pair linked if any pieces are)"})
     alignment_decoder: str = field(default="argmax", metadata={
-        "help": "argmax (each target word to its best source word), argmax-src, intersect, itermax, ..."})
+        "help": f"one of: {', '.join(DECODERS)}"})
+    alignment_threshold: Optional[float] = field(default=None, metadata={
+        "help": "cutoff of the threshold decoders: threshold keeps cells whose share of their row is >= it "
+                "(default 0.1); relative-threshold keeps cells >= it times the row maximum (default 0.5)"})
     alignment_specials: str = field(default="drop", metadata={
         "help": "drop: EOS is removed before decoding; null: a word whose best source is EOS stays unaligned"})
     alignment_subwords: str = field(default="auto", metadata={
         "help": "subword scheme of the dictionaries: sentencepiece, subword-nmt, or auto (read the dictionary)"})
+    alignment_text: Optional[str] = field(default=None, metadata={
+        "help": "prefix of the segmented text given to fairseq-preprocess (PREFIX.SRC, PREFIX.TGT): word boundaries "
+                "of pieces the dictionary lacks (<unk>) come from it; without it such a sentence is an error"})
     alignment_dump: Optional[str] = field(default=None, metadata={
-        "help": "folder: write one Pharaoh file per (method, shift, layer[, head]) in input order"})
+        "help": "folder: write one Pharaoh file per (method, shift, layer[, head]) in input order; under "
+                "--distributed-world-size N each rank writes DIR/shard-K-of-N/ (merge with align-merge DIR)"})
     alignment_dump_methods: str = field(default="attn,norm,attn-res-ln,attn-head,norm-head", metadata={
         "help": "methods written by --alignment-dump"})
     alignment_dump_shifts: str = field(default="awo,awi", metadata={"help": "shifts written by --alignment-dump"})
@@ -55,11 +69,50 @@ def _csv(s: Optional[str]) -> tuple[str, ...]:
     return tuple(x.strip() for x in s.split(",") if x.strip()) if s else ()
 
 
+def _choice(flag: str, value: str, valid) -> None:
+    if value not in valid:
+        raise ValueError(f"--{flag} {value!r} is not valid; choose one of: {', '.join(valid)}")
+
+
+def validate_config(cfg: NormAlignConfig) -> tuple[int, ...] | None:
+    """Check every --alignment-* flag before any work, naming the flag; returns the parsed heads."""
+    _choice("alignment-method", cfg.alignment_method, list(METHODS))
+    _choice("alignment-shift", cfg.alignment_shift, SHIFTS)
+    _choice("alignment-level", cfg.alignment_level, LEVELS)
+    _choice("alignment-decoder", cfg.alignment_decoder, list(DECODERS))
+    _choice("alignment-specials", cfg.alignment_specials, SPECIALS)
+    _choice("alignment-subwords", cfg.alignment_subwords, ["auto", *WORD_MAPS])
+    for m in _csv(cfg.alignment_dump_methods):
+        _choice("alignment-dump-methods", m, list(METHODS))
+    for sh in _csv(cfg.alignment_dump_shifts):
+        _choice("alignment-dump-shifts", sh, SHIFTS)
+    if cfg.alignment_threshold is not None and cfg.alignment_decoder not in DECODER_OPTIONS:
+        raise ValueError(f"--alignment-threshold applies to the decoders {', '.join(DECODER_OPTIONS)}; "
+                         f"--alignment-decoder is {cfg.alignment_decoder}")
+    heads = None
+    if cfg.alignment_heads:
+        try:
+            heads = tuple(int(h) for h in _csv(cfg.alignment_heads))
+        except ValueError:
+            raise ValueError(f"--alignment-heads {cfg.alignment_heads!r}: expected comma-separated head numbers "
+                             "such as 0,2") from None
+        if not METHODS[cfg.alignment_method].per_head:
+            per_head = [m for m in METHODS if METHODS[m].per_head]
+            raise ValueError(f"--alignment-heads applies to per-head methods ({', '.join(per_head)}); "
+                             f"--alignment-method {cfg.alignment_method} sums over all heads")
+    return heads
+
+
 @register_task("translation_norm_align", dataclass=NormAlignConfig)
 class TranslationNormAlignTask(TranslationTask):
     """Translation task with norm-aware alignments; see ``NormAlignConfig`` for the flags."""
 
     cfg: NormAlignConfig
+
+    def __init__(self, cfg: NormAlignConfig, src_dict, tgt_dict) -> None:
+        self.heads = validate_config(cfg)  # before any data or model is read
+        super().__init__(cfg, src_dict, tgt_dict)
+        self._text: dict[str, list[str]] = {}
 
     def get_batch_iterator(self, dataset, *args, **kwargs):
         # fairseq-fixed's batch_by_size drops the last batch unless its size is a multiple of
@@ -70,12 +123,17 @@ class TranslationNormAlignTask(TranslationTask):
         else:
             kwargs["required_batch_size_multiple"] = 1
         itr = super().get_batch_iterator(dataset, *args, **kwargs)
+        shards, shard = kwargs.get("num_shards", 1), kwargs.get("shard_id", 0)
         self.aligned_dataset_size = len(dataset)
-        n_batched = sum(len(b) for b in itr.frozen_batches)
-        if n_batched != len(dataset) and kwargs.get("num_shards", 1) == 1:
+        batches = list(itr.frozen_batches)
+        n_batched = sum(len(b) for b in batches)
+        if n_batched != len(dataset):
             raise ValueError(f"batching kept {n_batched} of {len(dataset)} sentences (too long for the model's "
                              "max positions?); alignments must cover every input line: raise --max-source-positions "
                              "/ --max-target-positions or shorten the input")
+        # ShardedIterator gives rank K the batches K, K + N, ...: the sentence ids this rank must write
+        self.shard = (shard, shards)
+        self.expected_ids = sorted(int(i) for b in batches[shard::shards] for i in b)
         return itr
 
     def build_generator(self, models, args, seq_gen_cls=None, extra_gen_cls_kwargs=None, prefix_allowed_tokens_fn=None):
@@ -85,9 +143,12 @@ class TranslationNormAlignTask(TranslationTask):
             raise ValueError(f"norm-aware alignment reads one model's attention; got an ensemble of {len(models)}")
         return NormAlignGenerator(inner, self, models[0], nbest=getattr(args, "nbest", 1))
 
+    def adapter(self) -> FairseqAdapter:
+        return FairseqAdapter(self.src_dict.pad(), self.src_dict.eos())
+
     def alignment_spec(self, model) -> "tuple[AlignSpec, Optional[AlignSpec]]":
         """The A-line spec and the dump spec (None without --alignment-dump), checked against the model."""
-        n_layers, n_heads = n_layers_heads(model)
+        n_layers, n_heads = n_layers_heads(model, self.adapter())
         scheme = self.cfg.alignment_subwords
         if scheme == "auto":
             scheme = detect_scheme(self.tgt_dict)
@@ -95,19 +156,57 @@ class TranslationNormAlignTask(TranslationTask):
         if scheme == "none" and level != "subword":
             raise ValueError("the dictionaries look like neither SentencePiece ('▁') nor subword-nmt ('@@'): "
                              "pass --alignment-subwords or --alignment-level subword")
+        self.scheme = scheme if scheme != "none" else "sentencepiece"
         layer = self.cfg.alignment_layer if self.cfg.alignment_layer is not None else n_layers - 1
-        heads = tuple(int(h) for h in _csv(self.cfg.alignment_heads)) or None
+        options = ()
+        if self.cfg.alignment_threshold is not None:
+            options = ((DECODER_OPTIONS[self.cfg.alignment_decoder], float(self.cfg.alignment_threshold)),)
         common = dict(level=level, decoder=self.cfg.alignment_decoder, specials_policy=self.cfg.alignment_specials,
-                      scheme=scheme if scheme != "none" else "sentencepiece",
-                      specials=(self.tgt_dict[self.tgt_dict.eos()], self.tgt_dict[self.tgt_dict.bos()],
-                                self.tgt_dict[self.tgt_dict.pad()]))
-        main = AlignSpec(methods=(self.cfg.alignment_method,), layers=(layer,), shifts=(self.cfg.alignment_shift,),
-                         heads=heads, **common).validate(n_layers, n_heads)
+                      decoder_options=options)
+        try:
+            main = AlignSpec(methods=(self.cfg.alignment_method,), layers=(layer,), shifts=(self.cfg.alignment_shift,),
+                             heads=self.heads, **common).validate(n_layers, n_heads)
+        except ValueError as e:
+            raise ValueError(f"--alignment-layer/--alignment-heads: {e}") from None
         dump = None
         if self.cfg.alignment_dump:
             dump = AlignSpec(methods=_csv(self.cfg.alignment_dump_methods), layers=tuple(range(n_layers)),
                              shifts=_csv(self.cfg.alignment_dump_shifts), **common).validate(n_layers, n_heads)
         return main, dump
+
+    def text_pieces(self, side: str, sid: int) -> Optional[list[str]]:
+        """The pieces of sentence ``sid`` on ``side`` ('src'/'tgt') from --alignment-text, or None."""
+        if not self.cfg.alignment_text or side not in ("src", "tgt"):
+            return None
+        lang = self.cfg.source_lang if side == "src" else self.cfg.target_lang
+        if side not in self._text:
+            path = f"{self.cfg.alignment_text}.{lang}"
+            with open(path, encoding="utf-8") as f:
+                self._text[side] = [line.rstrip("\n") for line in f]
+        lines = self._text[side]
+        if sid >= len(lines):
+            raise ValueError(f"{self.cfg.alignment_text}.{lang} has {len(lines)} lines; sentence {sid} has none")
+        return lines[sid].split()
+
+    def word_ids(self, tokens: list[int], dictionary, side: str, sid: int, level: str) -> np.ndarray:
+        """Word id per token of one side (the trailing EOS included, -1); <unk> pieces from --alignment-text."""
+        pieces = [dictionary[t] for t in tokens]
+        specials = specials_of(dictionary)
+        what = f"sentence {sid} ({'source' if side == 'src' else 'target'})"
+        if level == "subword":
+            return np.array([SPECIAL if p in specials else 0 for p in pieces])
+        unk = dictionary.unk_word
+        if unk in pieces:
+            text = self.text_pieces(side, sid)
+            if text is not None:
+                real = [p for p in pieces if p not in specials]
+                if len(text) != len(real) or any(a != b and a != unk for a, b in zip(real, text)):
+                    raise WordMapError(f"{what}: --alignment-text line {sid + 1} has pieces {' '.join(text)} but the "
+                                       f"binarized sentence has {' '.join(real)}")
+                k = iter(text)
+                pieces = [p if p in specials else next(k) for p in pieces]
+                return word_map(pieces, self.scheme, specials)
+        return piece_words(pieces, self.scheme, specials, unk, what)
 
 
 class NormAlignGenerator:
@@ -118,8 +217,9 @@ class NormAlignGenerator:
     def __init__(self, inner, task: TranslationNormAlignTask, model, nbest: int = 1) -> None:
         self.inner, self.task, self.model, self.nbest = inner, task, model, max(1, nbest)
         self.spec, self.dump_spec = task.alignment_spec(model)
+        self.adapter = task.adapter()
         self.dump: dict[str, dict[int, str]] = {}
-        self.n_total = None
+        self.written = False
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
@@ -127,7 +227,7 @@ class NormAlignGenerator:
     @torch.no_grad()
     def generate(self, models, sample, **kwargs):
         d = self.task.src_dict
-        pad, eos = d.pad(), d.eos()
+        pad = d.pad()
         spec = self.spec
         methods = sorted(set(spec.methods) | set(self.dump_spec.methods if self.dump_spec else ()))
         layers = sorted(set(spec.layers) | set(self.dump_spec.layers if self.dump_spec else ()))
@@ -135,10 +235,11 @@ class NormAlignGenerator:
         src_rows = sample["net_input"]["src_tokens"]
         if isinstance(self.inner, SequenceScorer):
             # --score-reference: the scorer's own teacher-forced pass is the one we need; record it.
-            with CrossAttentionRecorder(self.model) as rec:
+            from align.methods import needs
+            with Recorder(self.model, self.adapter, self_attention="self-attention" in needs(methods)) as rec:
                 hypos = self.inner.generate(models, sample, **kwargs)
             prev = sample["net_input"]["prev_output_tokens"]
-            scores = scores_from_recorder(rec, src_rows != pad, prev != pad, methods, layers)
+            scores = score_recorded(rec, src_rows != pad, prev != pad, methods, layers)
             pairs = [(i, 0, src_rows[i][src_rows[i] != pad].cpu(), hypos[i][0]["tokens"].cpu())
                      for i in range(len(hypos))]
         else:
@@ -148,47 +249,52 @@ class NormAlignGenerator:
                 src = src_rows[i][src_rows[i] != pad].cpu()
                 for k, hypo in enumerate(hypos[i][: self.nbest]):
                     pairs.append((i, k, src, hypo["tokens"].cpu()))
-            scores = score_pairs(self.model, [p[2] for p in pairs], [p[3] for p in pairs], pad, eos, methods, layers)
+            scores = score_pairs(self.model, self.adapter, [p[2].tolist() for p in pairs],
+                                 [p[3].tolist() for p in pairs], pad, methods, layers)
         ids = sample["id"].tolist()
         for (i, k, src, tgt), sc in zip(pairs, scores):
-            src_pieces = [d[t] for t in src.tolist()]
-            tgt_pieces = [self.task.tgt_dict[t] for t in tgt.tolist()[:-1]]
-            try:
-                sw, tw = word_maps(src_pieces, tgt_pieces, spec)
-            except ValueError as e:
-                raise ValueError(f"sentence {ids[i]}: {e}") from None
-            n_target = len(tgt_pieces)
+            sw = self.task.word_ids(src.tolist(), d, "src", ids[i], spec.level)
+            # free decoding has no reference text: the hypothesis' own pieces are its words
+            tw = self.task.word_ids(tgt.tolist()[:-1], self.task.tgt_dict, "tgt" if k == 0 and
+                                    isinstance(self.inner, SequenceScorer) else "hyp", ids[i], spec.level)
             hypo = hypos[i][k]
-            hypo["alignment"] = links_for(sc, sw, tw, n_target, spec, spec.methods[0], spec.layers[0], spec.shifts[0])
+            hypo["alignment"] = links_for(sc, sw, tw, spec, spec.methods[0], spec.layers[0], spec.shifts[0])
             if self.dump_spec is not None and k == 0:
-                self._collect(ids[i], sc, sw, tw, n_target)
+                self._collect(ids[i], sc, sw, tw)
         if self.dump_spec is not None:
             self._maybe_write()
         return hypos
 
-    def _collect(self, sid: int, sc: dict, sw: np.ndarray, tw: np.ndarray, n_target: int) -> None:
+    def _collect(self, sid: int, sc: dict, sw: np.ndarray, tw: np.ndarray) -> None:
         spec = self.dump_spec
         for method in spec.methods:
             for layer in spec.layers:
-                heads = range(sc[(method, layer)].shape[0]) if method.endswith("-head") else [None]
+                heads = range(sc[(method, layer)].shape[0]) if METHODS[method].per_head else [None]
                 for shift in spec.shifts:
                     for h in heads:
-                        links = links_for(sc, sw, tw, n_target, spec, method, layer, shift, h)
+                        links = links_for(sc, sw, tw, spec, method, layer, shift, h)
                         self.dump.setdefault(dump_name(method, shift, layer, h), {})[sid] = format_links(links)
 
     def _maybe_write(self) -> None:
-        if self.n_total is None:
-            self.n_total = getattr(self.task, "aligned_dataset_size", None)
-            if self.n_total is None:
-                raise RuntimeError("--alignment-dump needs the task's batch iterator (fairseq-generate's)")
+        expected = getattr(self.task, "expected_ids", None)
+        if expected is None:
+            raise RuntimeError("--alignment-dump needs the task's batch iterator (fairseq-generate's)")
         first = next(iter(self.dump.values()), {})
-        if len(first) < self.n_total:
+        if len(first) < len(expected) or self.written:
             return
         folder = self.task.cfg.alignment_dump
-        os.makedirs(folder, exist_ok=True)
-        for name, lines in self.dump.items():
-            if sorted(lines) != list(range(self.n_total)):
-                raise ValueError(f"{name}: alignments for {len(lines)} sentence ids, expected 0..{self.n_total - 1}")
-            write_text_atomic(os.path.join(folder, name), "".join(lines[k] + "\n" for k in range(self.n_total)))
-        logger.info("wrote %d alignment files of %d sentences to %s", len(self.dump), self.n_total, folder)
+        shard, shards = self.task.shard
+        n_total = self.task.aligned_dataset_size
+        if shards > 1:
+            from align.shards import write_shard
+            write_shard(folder, shard, shards, n_total, {name: [(k, lines[k]) for k in expected]
+                                                         for name, lines in self.dump.items()})
+        else:
+            os.makedirs(folder, exist_ok=True)
+            for name, lines in self.dump.items():
+                if sorted(lines) != list(range(n_total)):
+                    raise ValueError(f"{name}: alignments for {len(lines)} sentence ids, expected 0..{n_total - 1}")
+                write_text_atomic(os.path.join(folder, name), "".join(lines[k] + "\n" for k in range(n_total)))
+        logger.info("wrote %d alignment files of %d sentences to %s", len(self.dump), len(expected), folder)
         self.dump = {}
+        self.written = True

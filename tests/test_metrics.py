@@ -4,7 +4,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from align.links import Alignments
-from eval.metrics import (bootstrap_ci, count_matches, paired_bootstrap, rates, score_corpus, score_sentences)
+from eval.metrics import (SentenceCounts, bootstrap_ci, count_matches, paired_bootstrap, rates, score_corpus,
+                          score_counts, score_sentences, score_totals)
 
 
 def test_by_hand():
@@ -92,3 +93,17 @@ def test_paired_bootstrap_detects_a_clear_win_and_not_a_tie():
     assert win["p_value"] < 0.01 and win["delta"] < 0
     tie = paired_bootstrap(count_matches(gold, good), count_matches(gold, good), 300)
     assert tie["p_value"] == 1.0 and tie["delta"] == 0.0
+
+
+def test_block_counts_concatenate_to_the_corpus_counts():
+    # the by-hand corpus of test_by_hand, counted in two blocks of one sentence each
+    gold = Alignments.from_lists([[(0, 0), (1, 1)], [(0, 1)]], [[(2, 2)], []])
+    hyp = Alignments.from_lists([[(0, 0), (2, 2), (3, 3)], [(0, 1)]])
+    parts = [count_matches(gold.select([k]), hyp.select([k])) for k in range(2)]
+    joined = SentenceCounts.concatenate(parts)
+    whole = count_matches(gold, hyp)
+    assert joined.stacked().tolist() == whole.stacked().tolist() == [[3, 1], [2, 1], [1, 1], [2, 1]]
+    assert len(SentenceCounts.concatenate([])) == 0
+    # |A| = 4, |S| = 3, |A&S| = 2, |A&P| = 3 over 2 sentences: AER 2/7, as test_by_hand
+    s = score_totals(np.array([4, 3, 2, 3]), 2)
+    assert s == score_counts(joined) and s.aer == pytest.approx(2 / 7) and s.sentences == 2

@@ -2,7 +2,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from align.norms import (METHODS, CrossAttentionLayer, LayerInputs, decompose_block, layer_scores,  # noqa: E402
+from align.methods import METHODS, layer_scores  # noqa: E402
+from align.norms import (CrossAttentionLayer, LayerInputs, decompose_block,  # noqa: E402
                          ln_out_weight, score_attn_res_ln, score_norm, score_norm_head, value_gram,
                          value_vectors)
 
@@ -118,7 +119,9 @@ def test_padding_scores_exactly_zero():
     src_mask[:, 4:] = False
     tgt_mask = torch.ones(2, 5, dtype=torch.bool)
     tgt_mask[1, 3:] = False
-    out = layer_scores(LayerInputs(alpha, x, y, attn_out), layer, list(METHODS), src_mask, tgt_mask)
+    # every method that needs no self-attention records (alti-rollout has its own tests)
+    methods = [m for m in METHODS if "self-attention" not in METHODS[m].needs]
+    out = layer_scores(LayerInputs(alpha, x, y, attn_out), layer, methods, src_mask, tgt_mask)
     for name, v in out.items():
         if v.dim() >= 3:
             assert (v[..., 4:] == 0).all(), name
@@ -209,11 +212,13 @@ def test_relu_gates_equal_brute_force_integrated_gradients():
     torch.testing.assert_close(fast, total, rtol=2e-3, atol=2e-3)
 
 
-@pytest.mark.parametrize("act", ["relu", "gelu"])
-def test_whole_layer_decomposition_adds_up_to_fairseq_layer(act):
+@pytest.mark.parametrize("act,pre", [("relu", False), ("gelu", False), ("relu", True), ("gelu", True)])
+def test_whole_layer_decomposition_adds_up_to_fairseq_layer(act, pre):
+    # pre-LN (--decoder-normalize-before): y + FF(LN(y)) after y = residual + attention, not normalized
     pytest.importorskip("fairseq")
-    from align.norms import decompose_layer, layer_scores, score_attn_res_ln_ff
-    dec = _fairseq_decoder_layer(act=act)
+    from align.methods import layer_scores
+    from align.norms import decompose_layer, score_attn_res_ln_ff
+    dec = _fairseq_decoder_layer(pre=pre, act=act)
     T, S, B = 5, 7, 2
     x_dec, enc = torch.randn(T, B, 32), torch.randn(S, B, 32)
     pad = torch.zeros(B, S, dtype=torch.bool)
@@ -221,11 +226,14 @@ def test_whole_layer_decomposition_adds_up_to_fairseq_layer(act):
     cap = {}
     dec.encoder_attn.register_forward_hook(
         lambda m, a, kw, out: cap.update(q=kw["query"], out=out[0], w=out[1]), with_kwargs=True)
+    # pre-LN: the residual is the LayerNorm's input, not the attention's (normalized) query
+    dec.encoder_attn_layer_norm.register_forward_hook(lambda m, a, out: cap.update(ln_in=a[0]))
     out, _, _ = dec(x_dec, enc, pad, need_attn=True, need_head_weights=True)
     layer = CrossAttentionLayer.from_fairseq(dec)
     assert layer.ff is not None and layer.ff.activation == act
     alpha, x = cap["w"].transpose(0, 1), enc.transpose(0, 1)
-    y, attn_out = cap["q"].transpose(0, 1), cap["out"].transpose(0, 1)
+    y, attn_out = cap["ln_in" if pre else "q"].transpose(0, 1), cap["out"].transpose(0, 1)
+    assert layer.normalize_before == pre and layer.ff.normalize_before == pre
     d = decompose_layer(alpha, x, y, attn_out, layer, steps=512)
     tol = 1e-4 if act == "relu" else 2e-3
     torch.testing.assert_close(d.source.sum(2) + d.residual + d.bias, out.transpose(0, 1), rtol=tol, atol=tol)

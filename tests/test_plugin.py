@@ -23,11 +23,13 @@ def tiny(tmp_path_factory):
 
 
 def generate(tiny, *extra, plugin=True, check=True):
+    # --user-dir always, for the plugin's safe checkpoint loader; plugin=False keeps fairseq's own task
     cmd = [sys.executable, "-m", "fairseq_cli.generate", tiny["data"], "--path", tiny["ckpt"],
-           "--source-lang", "src", "--target-lang", "tgt", "--gen-subset", "test", "--print-alignment"]
+           "--source-lang", "src", "--target-lang", "tgt", "--gen-subset", "test", "--print-alignment",
+           "--user-dir", os.path.join(ROOT, "fairseq_plugins")]
     if plugin:
-        cmd += ["--user-dir", os.path.join(ROOT, "fairseq_plugins"), "--task", "translation_norm_align"]
-    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "OMP_NUM_THREADS": "1", "PYTHONPATH": ROOT}
+        cmd += ["--task", "translation_norm_align"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": ROOT}
     r = subprocess.run(cmd + list(extra), capture_output=True, text=True, env=env, cwd=ROOT)
     if check and r.returncode != 0:
         raise AssertionError(r.stderr[-3000:])

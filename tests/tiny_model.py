@@ -49,7 +49,7 @@ def build(root: str, n_train: int = 3000, n_test: int = 50, updates: int = 600) 
     with open(os.path.join(root, "gold.align"), "w") as f:
         f.writelines(gold_line(len(s)) + "\n" for s, _ in splits["test"])
     py = sys.executable
-    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "OMP_NUM_THREADS": "2"}
+    env = {**os.environ, "OMP_NUM_THREADS": "2"}
     subprocess.run([py, "-m", "fairseq_cli.preprocess", "--source-lang", "src", "--target-lang", "tgt",
                     "--trainpref", f"{raw}/train", "--validpref", f"{raw}/valid", "--testpref", f"{raw}/test",
                     "--destdir", data, "--joined-dictionary", "--workers", "1"],

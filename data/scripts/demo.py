@@ -63,7 +63,7 @@ def forced_dump(model_dir: str, data: str, src: str, tgt: str, dump: str, batch_
            "--source-lang", src, "--target-lang", tgt, "--gen-subset", "test", "--score-reference",
            "--print-alignment", "--alignment-method", "norm", "--alignment-shift", "awi",
            "--alignment-dump", dump, "--batch-size", str(batch_size), "--alignment-dump-methods", methods]
-    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONPATH": ROOT}
+    env = {**os.environ, "PYTHONPATH": ROOT}
     return run_with_progress(cmd, env, log_path, total)
 
 

@@ -1,6 +1,7 @@
 """Ship a trained checkpoint: weights in fp16, no optimizer moments, with the SentencePiece model and
-dictionaries beside it. fairseq loads the fp16 weights into its fp32 model (load_state_dict casts);
-``fairseq-train --restore-file model.pt`` continues from its update count.
+dictionaries beside it, twice: model.pt (fairseq's pickle) and the pickle-free model.safetensors +
+model_config.json. fairseq loads the fp16 weights into its fp32 model (load_state_dict casts);
+``fairseq-train --user-dir fairseq_plugins --restore-file`` either one continues from its update count.
 
 Usage: python data/scripts/export_model.py CHECKPOINT WORKDIR OUTDIR SRC TGT
 """
@@ -13,6 +14,11 @@ import sys
 
 import torch
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+
+from fairseq_plugins.checkpoint import CheckpointError, load_checkpoint, save_safe  # noqa: E402
+
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
@@ -21,7 +27,11 @@ def main(argv=None) -> int:
         return 2
     ckpt, work, out, src, tgt = argv
     os.makedirs(out, exist_ok=True)
-    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    try:
+        state = load_checkpoint(ckpt)  # our own training's checkpoint, yet read without running code all the same
+    except (CheckpointError, OSError) as e:
+        print(f"export_model: {e}", file=sys.stderr)
+        return 1
     keep = {k: state[k] for k in ("cfg", "args") if state.get(k) is not None}
     keep["model"] = {k: (v.half() if v.is_floating_point() else v) for k, v in state["model"].items()}
     keep["extra_state"] = {"train_iterator": state.get("extra_state", {}).get("train_iterator", {})}
@@ -34,11 +44,18 @@ def main(argv=None) -> int:
     if "cfg" in keep:
         keep["cfg"]["task"]["data"] = "."
         keep["cfg"]["checkpoint"]["save_dir"] = "."
+        # train.sh's --user-dir (the safe loader) is a path on the training machine, needed by no reader
+        if isinstance(keep["cfg"].get("common"), dict):
+            keep["cfg"]["common"]["user_dir"] = None
+        if hasattr(keep["cfg"].get("model"), "user_dir"):
+            keep["cfg"]["model"].user_dir = None
     torch.save(keep, os.path.join(out, "model.pt"))
+    save_safe(keep, out)
     for name in (f"dict.{src}.txt", f"dict.{tgt}.txt"):
         shutil.copy(os.path.join(work, "bin", name), os.path.join(out, name))
     shutil.copy(os.path.join(work, "spm.model"), os.path.join(out, "spm.model"))
-    print(f"wrote {out}: model.pt {os.path.getsize(os.path.join(out, 'model.pt')) / 1e6:.1f} MB")
+    size = {f: os.path.getsize(os.path.join(out, f)) / 1e6 for f in ("model.pt", "model.safetensors")}
+    print(f"wrote {out}: " + ", ".join(f"{f} {mb:.1f} MB" for f, mb in size.items()) + ", model_config.json")
     return 0
 
 

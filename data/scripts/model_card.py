@@ -59,9 +59,9 @@ def log_facts(path: str) -> dict:
 
 def checkpoint_facts(path: str) -> dict:
     """Architecture and update count stored in the exported checkpoint."""
-    import torch
+    from fairseq_plugins.checkpoint import load_checkpoint
 
-    state = torch.load(path, map_location="cpu", weights_only=False)
+    state = load_checkpoint(path)
     m = state["cfg"]["model"]
     get = (lambda k: getattr(m, k, None)) if not isinstance(m, dict) else m.get
     hist = state.get("optimizer_history") or [{}]

@@ -2,9 +2,11 @@
 # Train a small post-LN Transformer (in the spirit of transformer_iwslt_de_en, narrower) on a
 # folder made by prepare.py. Usage: data/scripts/train.sh WORKDIR SRC TGT MAX_UPDATES [extra fairseq-train args]
 set -euo pipefail
-export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1  # torch >= 2.6 refuses fairseq checkpoints (--restore-file) otherwise
 work=$1; src=$2; tgt=$3; max_updates=$4; shift 4
-fairseq-train "$work/bin" --source-lang "$src" --target-lang "$tgt" \
+root=$(cd "$(dirname "$0")/../.." && pwd)
+# --user-dir: the plugin's loader reads --restore-file (model.pt, a checkpoint or model.safetensors)
+# without running code from it; torch >= 2.6 refuses fairseq's pickled Namespace otherwise.
+fairseq-train "$work/bin" --user-dir "$root/fairseq_plugins" --source-lang "$src" --target-lang "$tgt" \
   --arch transformer --share-all-embeddings \
   --encoder-layers "${LAYERS:-6}" --decoder-layers "${LAYERS:-6}" --encoder-embed-dim 256 --decoder-embed-dim 256 \
   --encoder-ffn-embed-dim 1024 --decoder-ffn-embed-dim 1024 \

@@ -1,0 +1,163 @@
+"""One Python API over every framework: align tokenized sentence pairs with a loaded model.
+
+Framework packages (``fairseq_plugins.hub.NormAligner``, ``hf_plugins.hub.HFAligner``) subclass
+:class:`Aligner` with their tokenization and translation; batching, scoring, word maps and links
+live here. Links are 0-based ``(src_word, tgt_word)``; score matrices ``(tgt_words, src_words)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from .adapters import Adapter
+from .engine import AlignSpec, links_for, n_layers_heads, score_pairs
+from .extract import dump_name, select_rows
+from .formats import split_tokens
+from .methods import METHODS
+from .subwords import SPECIAL, WordMapError, aggregate_scores, n_words
+
+Key = tuple[str, int, str]
+Words = "str | Sequence[str]"
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One tokenized side: ids and the word of each id (-1: special, never linked)."""
+
+    ids: list[int]
+    words: np.ndarray
+
+
+def as_words(sentence: "str | Sequence[str]") -> list[str]:
+    """Whitespace words of a sentence (ASCII space and tab), or the given word list."""
+    return split_tokens(sentence) if isinstance(sentence, str) else list(sentence)
+
+
+def check_words(enc: Encoded, words: Sequence[str], pieces: Sequence[str], what: str) -> None:
+    """Raise WordMapError, showing both sides, unless the tokens make exactly the input's words."""
+    got = n_words(enc.words)
+    real = enc.words[enc.words != SPECIAL]
+    if got != len(words) or (len(real) and (np.any(np.diff(real) < 0) or np.any(np.diff(real) > 1) or real[0] != 0)):
+        raise WordMapError(f"{what}: {len(pieces)} tokens make {got} words but the text has {len(words)}\n"
+                           f"  tokens: {' '.join(pieces)}\n  words:  {' '.join(words)}")
+
+
+class Aligner:
+    """A loaded translation model that aligns (source, target) sentence pairs with every method."""
+
+    def __init__(self, model, adapter: Adapter, pad: int) -> None:
+        self.model, self.adapter, self.pad = model.eval(), adapter, pad
+        self.n_layers, self.n_heads = n_layers_heads(model, adapter)
+
+    # --- what a framework provides ---------------------------------------------------------
+    def encode_source(self, words: list[str], index: int) -> Encoded:
+        """Source ids (specials included) and their words."""
+        raise NotImplementedError
+
+    def encode_target(self, words: list[str], index: int) -> Encoded:
+        """Target labels (what each decoder step predicts, specials included; the last one a
+        special) and the words of all labels but the last."""
+        raise NotImplementedError
+
+    def translate(self, sources: Sequence["str | Sequence[str]"], batch_size: int = 16, **generate) -> list[list[str]]:
+        """Translate source sentences; the output as word lists (whitespace split)."""
+        raise NotImplementedError
+
+    # --- shared ------------------------------------------------------------------------------
+    def spec(self, methods: Iterable[str] = ("norm",), layers: Iterable[int] | None = None,
+             shifts: Iterable[str] = ("awi",), level: str = "word", decoder: str = "argmax",
+             heads: Iterable[int] | None = None, specials: str = "drop", **decoder_options: float) -> AlignSpec:
+        """An AlignSpec checked against this model."""
+        layers = tuple(range(self.n_layers)) if layers is None else tuple(layers)
+        return AlignSpec(methods=tuple(methods), layers=layers, shifts=tuple(shifts), level=level, decoder=decoder,
+                         heads=tuple(heads) if heads else None, specials_policy=specials,
+                         decoder_options=tuple(sorted(decoder_options.items()))).validate(self.n_layers, self.n_heads)
+
+    def encode_pair(self, source, target, index: int) -> tuple[Encoded, Encoded]:
+        """Both sides of pair ``index`` (0-based), word counts checked."""
+        return self.encode_source(as_words(source), index), self.encode_target(as_words(target), index)
+
+    def iter_scores(self, pairs: Iterable[tuple], spec: AlignSpec, batch_size: int = 32,
+                    chunk: int = 2048) -> Iterator[tuple[int, Encoded, Encoded, dict]]:
+        """``(index, source, target, scores)`` for every pair, in input order; pairs are batched by
+        length within chunks of ``chunk`` pairs, so memory stays bounded on a corpus."""
+        buf: list[tuple[int, Encoded, Encoded]] = []
+        for i, (s, t) in enumerate(pairs):
+            buf.append((i, *self.encode_pair(s, t, i)))
+            if len(buf) >= chunk:
+                yield from self._score_chunk(buf, spec, batch_size)
+                buf = []
+        if buf:
+            yield from self._score_chunk(buf, spec, batch_size)
+
+    def _score_chunk(self, buf, spec: AlignSpec, batch_size: int):
+        order = sorted(range(len(buf)), key=lambda k: (len(buf[k][1].ids), len(buf[k][2].ids)))
+        done: dict[int, dict] = {}
+        for b in range(0, len(order), batch_size):
+            batch = [buf[k] for k in order[b:b + batch_size]]
+            scores = score_pairs(self.model, self.adapter, [e[1].ids for e in batch], [e[2].ids for e in batch],
+                                 self.pad, spec.methods, spec.layers)
+            for k, sc in zip(order[b:b + batch_size], scores):
+                done[k] = sc
+        for k, (i, se, te) in enumerate(buf):
+            yield i, se, te, done.pop(k)
+
+    def links(self, src: Encoded, tgt: Encoded, scores: dict, spec: AlignSpec, per_head_files: bool = False
+              ) -> dict[str, list[tuple[int, int]]]:
+        """Links of one scored pair for every setting, keyed by dump file name
+        (``norm-awi-layer1.align``); per-head methods one file per head when ``per_head_files``."""
+        out = {}
+        for method in spec.methods:
+            per_head = METHODS[method].per_head
+            for layer in spec.layers:
+                heads = range(self.n_heads) if per_head and per_head_files else [None]
+                for shift in spec.shifts:
+                    for h in heads:
+                        out[dump_name(method, shift, layer, h)] = links_for(scores, src.words, tgt.words, spec,
+                                                                            method, layer, shift, h)
+        return out
+
+    def align(self, sources: Sequence, targets: Sequence, methods: Iterable[str] = ("norm",),
+              layers: Iterable[int] | None = None, shifts: Iterable[str] = ("awi",), level: str = "word",
+              decoder: str = "argmax", heads: Iterable[int] | None = None, batch_size: int = 32,
+              progress: bool | None = None, **decoder_options: float) -> dict[Key, list[list[tuple[int, int]]]]:
+        """Word links per sentence for every (method, layer, shift); per-head methods average the
+        chosen ``heads`` (default all).
+
+        Sentences are tokenized text (split on ASCII spaces and tabs) or word lists; links are
+        0-based ``(src_word, tgt_word)``. Output order is input order whatever the batching.
+        """
+        if len(sources) != len(targets):
+            raise ValueError(f"{len(sources)} source sentences but {len(targets)} target sentences")
+        spec = self.spec(methods, layers, shifts, level, decoder, heads, **decoder_options)
+        out: dict[Key, list] = {(m, la, sh): [None] * len(sources) for m in spec.methods for la in spec.layers
+                                for sh in spec.shifts}
+        it = self.iter_scores(zip(sources, targets), spec, batch_size)
+        if progress or (progress is None and len(sources) > 10 * batch_size):
+            from tqdm import tqdm
+            it = tqdm(it, total=len(sources), desc="aligning", unit="pair")
+        for i, se, te, sc in it:
+            for (m, la, sh) in out:
+                out[(m, la, sh)][i] = links_for(sc, se.words, te.words, spec, m, la, sh)
+        return out
+
+    def score_matrix(self, source, target, method: str = "norm", layer: int | None = None,
+                     shift: str = "awi") -> np.ndarray:
+        """Word-level scores (tgt_words, src_words) of one pair, for plotting (per head: mean of heads)."""
+        layer = self.n_layers - 1 if layer is None else layer
+        spec = self.spec([method], [layer], [shift])
+        _, se, te, sc = next(self.iter_scores([(source, target)], spec, 1))
+        m = sc[(method, layer)]
+        m = m.mean(0) if m.ndim == 3 else m
+        rows = select_rows(m, len(te.words), shift)
+        return aggregate_scores(rows, se.words, te.words)
+
+    def translate_and_align(self, sources: Sequence, methods: Iterable[str] = ("norm",), layers=None,
+                            shifts: Iterable[str] = ("awi",), batch_size: int = 16, **generate
+                            ) -> tuple[list[list[str]], dict[Key, list[list[tuple[int, int]]]]]:
+        """Translate, then align each source with the model's own output."""
+        hyps = self.translate(sources, batch_size=batch_size, **generate)
+        return hyps, self.align(sources, hyps, methods, layers, shifts, batch_size=batch_size)
