@@ -17,7 +17,7 @@ from .engine import AlignSpec, links_for, n_layers_heads, score_pairs
 from .extract import dump_name, select_rows
 from .formats import split_tokens
 from .methods import METHODS
-from .subwords import SPECIAL, WordMapError, aggregate_scores, n_words
+from .subwords import SPECIAL, WordMapError, aggregate_scores
 
 Key = tuple[str, int, str]
 Words = "str | Sequence[str]"
@@ -38,10 +38,12 @@ def as_words(sentence: "str | Sequence[str]") -> list[str]:
 
 def check_words(enc: Encoded, words: Sequence[str], pieces: Sequence[str], what: str) -> None:
     """Raise WordMapError, showing both sides, unless the tokens make exactly the input's words."""
-    got = n_words(enc.words)
     real = enc.words[enc.words != SPECIAL]
+    got = len(np.unique(real))  # distinct words: a word the tokenizer dropped is not counted
     if got != len(words) or (len(real) and (np.any(np.diff(real) < 0) or np.any(np.diff(real) > 1) or real[0] != 0)):
-        raise WordMapError(f"{what}: {len(pieces)} tokens make {got} words but the text has {len(words)}\n"
+        empty = [w for w in range(len(words)) if w not in set(real.tolist())]
+        raise WordMapError(f"{what}: {len(pieces)} tokens make {got} words but the text has {len(words)}"
+                           + (f" (no token for word {', '.join(str(w + 1) for w in empty)})" if empty else "") + "\n"
                            f"  tokens: {' '.join(pieces)}\n  words:  {' '.join(words)}")
 
 

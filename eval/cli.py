@@ -105,8 +105,8 @@ def _read_ids(path: str) -> list[int]:
     return ids
 
 
-def count_in_step(args: argparse.Namespace, hyps: Sequence[str], ids: Sequence[int] | None,
-                  per_sentence: bool, block_lines: int = BLOCK_LINES) -> list[tuple[np.ndarray, int, SentenceCounts | None]]:
+def count_in_step(args: argparse.Namespace, hyps: Sequence[str], ids: Sequence[int] | None, per_sentence: bool,
+                  block_lines: int = BLOCK_LINES) -> list[tuple[np.ndarray, int, SentenceCounts | None]]:
     """Read the gold, the hypotheses (and the --text file) in step, a block of sentences at a time.
 
     Returns per hypothesis its four corpus totals |A|, |S|, |A&S|, |A&P|, the number of sentences and,

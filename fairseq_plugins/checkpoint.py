@@ -12,9 +12,9 @@ The shipping format has no pickle at all: ``model.safetensors`` (the weights, dt
 >>> model, cfg, task = load_model_and_task("data/models/enfr")          # doctest: +SKIP
 >>> state = load_checkpoint("work/enfr/checkpoints/checkpoint_last.pt")  # doctest: +SKIP
 
-``install_safe_loader()`` (called when the plugin is imported) routes fairseq's own loading
-(``fairseq-generate``, ``fairseq-interactive``, ``fairseq-train --restore-file``, ``--user-dir
-fairseq_plugins``) through :func:`load_checkpoint` and lets ``--path`` name a safetensors model.
+``install_safe_loader()``, called when the plugin is imported (``--user-dir fairseq_plugins``), routes
+fairseq's own loading (``fairseq-generate``, ``fairseq-interactive``, ``fairseq-train --restore-file``)
+through :func:`load_checkpoint`, and lets ``--path`` name a safetensors model or a model folder.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import argparse
 import collections
 import enum
 import json
+import numbers
 import os
 import pickle
 import re
@@ -53,8 +54,8 @@ class UnsafeCheckpointError(CheckpointError):
 
     def __init__(self, path: str, names: list[str], detail: str = "") -> None:
         self.path, self.names = path, names
-        super().__init__(f"{path}: refused: unpickling it would load {', '.join(names)}, which is not among the classes a "
-                         f"fairseq checkpoint needs (it could run code from the file); {TRUST_HINT}"
+        super().__init__(f"{path}: refused: unpickling it would load {', '.join(names)}, which is not among the "
+                         f"classes a fairseq checkpoint needs (it could run code from the file); {TRUST_HINT}"
                          + (f"\n(torch: {detail})" if detail else ""))
 
 
@@ -131,7 +132,8 @@ def load_checkpoint(path: str | os.PathLike, trust: bool = False) -> dict:
                                   "checkpoint you trust, --trust-checkpoint / trust=True unpickles it fully") from None
         raise CheckpointError(f"{path}: not a readable torch checkpoint ({_first_line(msg) or repr(e)})") from e
     except Exception as e:  # torch raises RuntimeError, EOFError, even KeyError on a damaged file
-        raise CheckpointError(f"{path}: not a readable torch checkpoint ({type(e).__name__}: {_first_line(str(e))})") from e
+        raise CheckpointError(f"{path}: not a readable torch checkpoint "
+                              f"({type(e).__name__}: {_first_line(str(e))})") from e
     if not isinstance(state, dict):
         raise CheckpointError(f"{path}: holds a {type(state).__name__}, expected a checkpoint dict")
     return state
@@ -145,6 +147,10 @@ def to_json_config(obj: Any, where: str = "cfg") -> Any:
         return obj
     if isinstance(obj, enum.Enum):
         return obj.name
+    if isinstance(obj, numbers.Integral):  # numpy scalars in optimizer and scheduler states
+        return int(obj)
+    if isinstance(obj, numbers.Real):
+        return float(obj)
     if isinstance(obj, argparse.Namespace):
         return {_NAMESPACE: to_json_config(vars(obj), where)}
     try:
@@ -182,7 +188,8 @@ def _safetensors():
     try:
         import safetensors.torch
     except ImportError:
-        raise ImportError("the safetensors format needs the safetensors package: pip install 'norm-align[fairseq]'") from None
+        raise ImportError("the safetensors format needs the safetensors package: "
+                          "pip install 'norm-align[fairseq]'") from None
     return safetensors.torch
 
 
@@ -220,12 +227,14 @@ def _dedupe(state: Mapping[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor],
 
 
 def save_safe(checkpoint: Mapping | str | os.PathLike, out_dir: str | os.PathLike, trust: bool = False) -> str:
-    """Write ``model.safetensors`` and ``model_config.json`` from a checkpoint dict or ``.pt`` path; returns the weights path."""
-    state = load_checkpoint(checkpoint, trust=trust) if isinstance(checkpoint, (str, os.PathLike)) else checkpoint
+    """Write ``model.safetensors`` + ``model_config.json`` from a checkpoint dict or ``.pt``; returns the weights."""
+    is_path = isinstance(checkpoint, (str, os.PathLike))
+    state = load_checkpoint(checkpoint, trust=trust) if is_path else checkpoint
+    name = os.fspath(checkpoint) if is_path else "checkpoint"
     if "model" not in state:
-        raise CheckpointError("checkpoint has no 'model' state dict")
+        raise CheckpointError(f"{name}: no 'model' state dict")
     if state.get("cfg") is None and state.get("args") is None:
-        raise CheckpointError("checkpoint has neither 'cfg' nor 'args': fairseq could not build its model")
+        raise CheckpointError(f"{name}: neither 'cfg' nor 'args': fairseq could not build its model")
     hist = (state.get("optimizer_history") or [{}])[-1]
     config = {
         "format": FORMAT, "version": 1,
@@ -240,11 +249,13 @@ def save_safe(checkpoint: Mapping | str | os.PathLike, out_dir: str | os.PathLik
     if isinstance(opt, Mapping) and "param_groups" in opt:
         # hyper-parameters only, as export_model.py keeps: `--restore-file` resumes the update count and
         # LR schedule with the optimizer's moments afresh
-        config["last_optimizer_state"] = {"state": {}, "param_groups": to_json_config(opt["param_groups"], "param_groups")}
+        config["last_optimizer_state"] = {"state": {},
+                                          "param_groups": to_json_config(opt["param_groups"], "param_groups")}
     tensors, tied = _dedupe(state["model"])
     os.makedirs(out_dir, exist_ok=True)
     weights = os.path.join(os.fspath(out_dir), WEIGHTS)
-    _write_atomic(weights, lambda tmp: _safetensors().save_file(tensors, tmp, metadata={"format": "pt", _TIED: json.dumps(tied)}))
+    metadata = {"format": "pt", _TIED: json.dumps(tied)}
+    _write_atomic(weights, lambda tmp: _safetensors().save_file(tensors, tmp, metadata=metadata))
     _write_atomic(_config_path(weights), lambda tmp: _write_json(tmp, config))
     return weights
 
@@ -289,7 +300,7 @@ def load_safe(model: str | os.PathLike) -> dict:
     except Exception as e:  # safetensors raises its own SafetensorError for a bad header
         raise CheckpointError(f"{weights}: not a readable safetensors file ({e})") from e
     for dropped, kept in tied.items():
-        state_dict[dropped] = state_dict[kept]
+        state_dict[dropped] = state_dict[kept].clone()  # separate tensors, as in the checkpoint it came from
     hist = (config.get("optimizer_history") or [{}])[-1]
     # fairseq's _upgrade_state_dict expects these keys on the last optimizer_history entry
     hist = {"criterion_name": None, "optimizer_name": None, "lr_scheduler_state": {}, "num_updates": 0, **hist}
@@ -311,8 +322,9 @@ def set_trust_checkpoint(trust: bool) -> None:
 
 
 def read_state(path: str | os.PathLike, trust: bool = False) -> dict:
-    """The raw checkpoint dict of a ``.pt`` file (:func:`load_checkpoint`) or a safetensors model (:func:`load_safe`)."""
-    path = os.fspath(path)
+    """The raw checkpoint dict of a ``.pt`` file (:func:`load_checkpoint`), a safetensors model
+    (:func:`load_safe`) or a model folder (:func:`resolve_model_path`)."""
+    path = resolve_model_path(path)
     return load_safe(path) if is_safe_format(path) else load_checkpoint(path, trust=trust)
 
 
@@ -334,7 +346,8 @@ def prepare_for_fairseq(state: dict, arg_overrides: Mapping[str, Any] | None = N
 
 
 def _safe_load_checkpoint_to_cpu(path: str, arg_overrides: dict | None = None, load_on_all_ranks: bool = False) -> dict:
-    """Drop-in for ``fairseq.checkpoint_utils.load_checkpoint_to_cpu`` (local files) that reads safely."""
+    """Drop-in for ``fairseq.checkpoint_utils.load_checkpoint_to_cpu`` that reads safely (local files: no
+    iopath download, so ``load_on_all_ranks`` has nothing to do)."""
     return prepare_for_fairseq(read_state(path, trust=_trust), arg_overrides)
 
 
@@ -366,7 +379,8 @@ def resolve_model_path(path: str | os.PathLike) -> str:
 
 
 def load_model_and_task(path_or_dir: str | os.PathLike, data_dir: str | None = None,
-                        overrides: Mapping[str, Any] | None = None, trust: bool = False):
+                        overrides: Mapping[str, Any] | None = None,
+                        trust: bool = False) -> tuple[torch.nn.Module, Any, Any]:
     """(model in eval mode, cfg, task) from a ``.pt``, ``.safetensors`` or model folder; dictionaries from
     ``data_dir`` (default: the model's folder)."""
     from fairseq import checkpoint_utils

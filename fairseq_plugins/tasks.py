@@ -23,6 +23,7 @@ from align.formats import format_links, write_text_atomic
 from align.methods import METHODS
 from align.subwords import WORD_MAPS, SPECIAL, WordMapError, word_map
 
+from . import checkpoint
 from .engine import detect_scheme, piece_words, specials_of
 
 logger = logging.getLogger(__name__)
@@ -63,6 +64,7 @@ class NormAlignConfig(TranslationConfig):
     alignment_dump_methods: str = field(default="attn,norm,attn-res-ln,attn-head,norm-head", metadata={
         "help": "methods written by --alignment-dump"})
     alignment_dump_shifts: str = field(default="awo,awi", metadata={"help": "shifts written by --alignment-dump"})
+    trust_checkpoint: bool = field(default=False, metadata={"help": checkpoint.TRUST_CHECKPOINT_HELP})
 
 
 def _csv(s: Optional[str]) -> tuple[str, ...]:
@@ -71,7 +73,7 @@ def _csv(s: Optional[str]) -> tuple[str, ...]:
 
 def _choice(flag: str, value: str, valid) -> None:
     if value not in valid:
-        raise ValueError(f"--{flag} {value!r} is not valid; choose one of: {', '.join(valid)}")
+        raise ValueError(f"--{flag} {value!r} is unknown; valid: {', '.join(valid)}")
 
 
 def validate_config(cfg: NormAlignConfig) -> tuple[int, ...] | None:
@@ -111,6 +113,7 @@ class TranslationNormAlignTask(TranslationTask):
 
     def __init__(self, cfg: NormAlignConfig, src_dict, tgt_dict) -> None:
         self.heads = validate_config(cfg)  # before any data or model is read
+        checkpoint.set_trust_checkpoint(cfg.trust_checkpoint)  # fairseq loads the model after the task
         super().__init__(cfg, src_dict, tgt_dict)
         self._text: dict[str, list[str]] = {}
 

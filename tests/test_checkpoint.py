@@ -15,6 +15,7 @@ import pytest
 if not os.environ.get("CI"):
     pytest.importorskip("fairseq")
 
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from fairseq_plugins import checkpoint as ck  # noqa: E402
@@ -153,6 +154,7 @@ class Color(enum.Enum):
     ({"a": (1, 2.5), "b": None}, {"a": [1, 2.5], "b": None}),
     (argparse.Namespace(lr=[0.1], arch="t"), {"__namespace__": {"lr": [0.1], "arch": "t"}}),
     ({"m": argparse.Namespace(x=Color.RED)}, {"m": {"__namespace__": {"x": "RED"}}}),
+    ({"best": np.float32(0.5), "n": np.int64(3)}, {"best": 0.5, "n": 3}),
 ])
 def test_config_json_form(value, expected):
     assert ck.to_json_config(value) == expected
@@ -183,6 +185,17 @@ def test_safetensors_round_trip_is_identical(tmp_path):
     # tied embeddings are stored once
     assert os.path.getsize(weights) < 0.8 * os.path.getsize(pt)
     assert ck.load_safe(weights)["model"].keys() == a["model"].keys()  # the file path works as well as the folder
+
+
+@needs_enfr
+def test_a_model_folder_resolves_to_its_weights(tmp_path):
+    assert same_state(ck.read_state(ENFR)["model"], ck.load_checkpoint(os.path.join(ENFR, "model.pt"))["model"])
+    shutil.copy(os.path.join(ENFR, "model.pt"), tmp_path)
+    ck.save_safe(os.path.join(ENFR, "model.pt"), tmp_path)
+    assert ck.resolve_model_path(tmp_path) == os.path.join(tmp_path, "model.safetensors")  # no pickle preferred
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="neither model.safetensors nor model.pt"):
+        ck.resolve_model_path(tmp_path / "empty")
 
 
 @needs_enfr

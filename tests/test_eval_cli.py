@@ -149,7 +149,8 @@ def test_streaming_blocks_equal_whole_file_scores(tmp_path, capsys, block):
     args = main_args(g, [h, h], per_sentence=per, bootstrap=30, paired_bootstrap=30)
     r = evaluate(args, block_lines=block)
     assert r[0]["aer"] == pytest.approx(25.0)
-    assert (r[0]["links"], r[0]["sure"], r[0]["matched_sure"], r[0]["matched_possible"], r[0]["sentences"]) == (7, 5, 4, 5, 5)
+    counts = [r[0][k] for k in ("links", "sure", "matched_sure", "matched_possible", "sentences")]
+    assert counts == [7, 5, 4, 5, 5]
     assert r[1]["paired_bootstrap"]["delta_aer"] == 0.0
     rows = open(per).read().splitlines()
     assert len(rows) == 6 and rows[2].split("\t")[1:3] == ["100.00", "0.00"]  # sentence 2: AER 100, P 0

@@ -149,3 +149,108 @@ def test_detect_scheme():
     assert detect_scheme(make(["\u2581the", "\u2581ho", "use"])) == "sentencepiece"
     assert detect_scheme(make(["the", "ho@@", "use", "wa@@"])) == "subword-nmt"
     assert detect_scheme(make(["the", "house"] * 1 + [f"w{i}" for i in range(40)])) == "none"
+
+
+def _dump(d) -> dict[str, bytes]:
+    return {n: (d / n).read_bytes() for n in sorted(os.listdir(d)) if n.endswith(".align")}
+
+
+def test_sharded_dump_merges_to_the_unsharded_one(tiny, tmp_path):
+    from align.shards import ShardError, merge
+
+    flags = ["--score-reference", "--batch-size", "8", "--alignment-dump-methods", "norm,attn-head"]
+    whole = tmp_path / "whole"
+    generate(tiny, *flags, "--alignment-dump", str(whole))
+    sharded = tmp_path / "sharded"
+    for k in range(3):
+        r = generate(tiny, *flags, "--alignment-dump", str(sharded), "--distributed-world-size", "3",
+                     "--distributed-rank", str(k))
+        assert len(a_lines(r.stdout)) < 50  # each rank aligns only its part
+        assert (sharded / f"shard-{k}-of-3" / "manifest.json").exists()
+    assert _dump(sharded) == {}  # nothing at the top level before the merge
+    r = subprocess.run([sys.executable, "-m", "align.shards", str(sharded)], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert _dump(sharded) == _dump(whole) and len(_dump(whole)) == 2 * 2 * (1 + 4)
+    # a missing shard fails and writes nothing
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for k in (0, 2):
+        os.rename(sharded / f"shard-{k}-of-3", broken / f"shard-{k}-of-3")
+    with pytest.raises(ShardError, match="shard\\(s\\) 1 of 3 missing"):
+        merge(str(broken))
+    assert _dump(broken) == {}
+
+
+@pytest.mark.parametrize("flags,msg", [
+    (["--alignment-subwords", "bogus"], "--alignment-subwords 'bogus' is unknown"),
+    (["--alignment-heads", "0,x", "--alignment-method", "norm-head"], "--alignment-heads '0,x': expected"),
+    (["--alignment-heads", "0,2", "--alignment-method", "norm"], "--alignment-heads applies to per-head methods"),
+    (["--alignment-threshold", "0.2"], "--alignment-threshold applies to the decoders"),
+    (["--alignment-dump-methods", "norm,bogus"], "--alignment-dump-methods 'bogus'"),
+])
+def test_flags_checked_before_any_work(tiny, flags, msg):
+    # today's failures came mid-run ("sentence 17") or as a bare int() error, or not at all
+    r = generate(tiny, "--score-reference", *flags, check=False)
+    assert r.returncode != 0 and msg in r.stderr, r.stderr[-2000:]
+    assert "S-" not in r.stdout  # no sentence was processed
+
+
+def test_heads_apply_to_per_head_methods(tiny):
+    base = a_lines(generate(tiny, "--score-reference", "--alignment-method", "norm-head", "--alignment-layer", "0",
+                            "--batch-size", "50").stdout)
+    two = a_lines(generate(tiny, "--score-reference", "--alignment-method", "norm-head", "--alignment-layer", "0",
+                           "--alignment-heads", "0,2", "--batch-size", "50").stdout)
+    assert base != two  # the chosen heads change the averaged scores
+
+
+def test_threshold_decoder_works_for_norms(tiny):
+    # the cutoff applies to each target word's share of its row, so norms are not linked wholesale
+    gold = read_alignments(tiny["gold"])
+    n_gold = sum(len(gold.links(k)) for k in range(50))
+    for thr, most in (("0.1", 2.5), ("0.4", 1.2)):
+        lines = a_lines(generate(tiny, "--score-reference", "--alignment-method", "norm", "--alignment-decoder",
+                                 "threshold", "--alignment-threshold", thr, "--batch-size", "50").stdout)
+        n = sum(len(v) for v in lines.values())
+        assert 0 < n <= most * n_gold, (thr, n, n_gold)
+
+
+def test_every_alignment_flag_is_documented():
+    from fairseq_plugins.tasks import NormAlignConfig
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    for name in NormAlignConfig.__dataclass_fields__:
+        if name.startswith("alignment_"):
+            assert "--" + name.replace("_", "-") in readme, name
+
+
+def _binarize_with_unknown_piece(tiny, tmp_path):
+    """A test set whose source has a piece the dictionary lacks: '▁zz' becomes <unk>."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    # words: a | zz+q? no: '▁zz' opens word 1, 'x' continues it ('▁d x' is a real two-piece word) | b
+    (raw / "test.src").write_text("\u2581a \u2581zz x \u2581b\n\u2581c \u2581d x\n")
+    (raw / "test.tgt").write_text("\u2581B q \u2581Z \u2581A\n\u2581D \u2581C\n")
+    data = tmp_path / "bin"
+    d = os.path.join(tiny["data"], "dict.src.txt")
+    subprocess.run([sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", "src", "--target-lang", "tgt",
+                    "--testpref", str(raw / "test"), "--destdir", str(data), "--srcdict", d,
+                    "--tgtdict", os.path.join(tiny["data"], "dict.tgt.txt"), "--workers", "1"],
+                   check=True, capture_output=True)
+    return str(data), str(raw / "test")
+
+
+def test_unknown_piece_never_shifts_a_word(tiny, tmp_path):
+    data, text = _binarize_with_unknown_piece(tiny, tmp_path)
+    t = dict(tiny, data=data)
+    r = generate(t, "--score-reference", "--alignment-method", "norm", "--batch-size", "2", check=False)
+    assert r.returncode != 0 and "sentence 0 (source): token 1 is <unk>" in r.stderr, r.stderr[-1500:]
+    r = generate(t, "--score-reference", "--alignment-method", "norm", "--batch-size", "2", "--alignment-text", text)
+    lines = a_lines(r.stdout)
+    # one link per target word (argmax), every source index within the 3 words 'a', 'zz x', 'b'
+    links = [tuple(map(int, x.split("-"))) for x in lines[0]]
+    assert sorted(t for _, t in links) == [0, 1, 2] and all(0 <= s < 3 for s, _ in links)
+    # the Python API knows the real pieces without help and gives the same links
+    from fairseq_plugins.hub import NormAligner
+    aligner = NormAligner.from_checkpoint(tiny["ckpt"], data_dir=tiny["data"], source_lang="src", target_lang="tgt")
+    api = aligner.align(["\u2581a \u2581zz x \u2581b"], ["\u2581B q \u2581Z \u2581A"], methods=["norm"], layers=[1],
+                        shifts=["awo"])
+    assert {f"{s}-{t}" for s, t in api[("norm", 1, "awo")][0]} == lines[0]
