@@ -163,3 +163,17 @@ class Aligner:
         """Translate, then align each source with the model's own output."""
         hyps = self.translate(sources, batch_size=batch_size, **generate)
         return hyps, self.align(sources, hyps, methods, layers, shifts, batch_size=batch_size)
+
+    def dump(self, pairs: Sequence[tuple], spec: AlignSpec, batch_size: int = 32, progress: bool = False
+             ) -> dict[str, list[list[tuple[int, int]]]]:
+        """Links of every pair for every setting, keyed by dump file name (``norm-awi-layer1.align``;
+        per-head methods one file per head): what ``align-extract --out`` writes, in memory."""
+        out: dict[str, list] = {}
+        it = self.iter_scores(pairs, spec, batch_size)
+        if progress:
+            from tqdm import tqdm
+            it = tqdm(it, total=len(pairs), desc="aligning", unit="pair")
+        for i, se, te, sc in it:
+            for name, links in self.links(se, te, sc, spec, per_head_files=True).items():
+                out.setdefault(name, []).append(links)
+        return out

@@ -157,17 +157,24 @@ def main(argv=None) -> int:
         kwargs.update(src_lang=args.src_lang, tgt_lang=args.tgt_lang)
     else:
         kwargs.update(trust=args.trust_checkpoint or None)
+    from .methods import METHODS
+    bad = [m for m in methods if m not in METHODS]
+    if bad:
+        ap.error(f"--methods: unknown {', '.join(bad)}; valid: {', '.join(METHODS)}")
     try:
         aligner = load_aligner(args.model, fw, **kwargs)
-        if layers is None:
-            layers = list(range(aligner.n_layers)) if args.out else [aligner.n_layers - 1]
-        opts = {}
-        if args.threshold is not None:
-            opts["threshold" if args.decoder == "threshold" else "ratio"] = args.threshold
-        spec = aligner.spec(methods, layers, shifts, args.level, args.decoder, heads, args.specials, **opts)
     except (OSError, ValueError) as e:
-        print(f"align-extract: {e}", file=sys.stderr)
-        return 2 if isinstance(e, ValueError) and "unknown" in str(e) else 1
+        print(f"align-extract: {args.model}: {e}", file=sys.stderr)
+        return 1
+    if layers is None:
+        layers = list(range(aligner.n_layers)) if args.out else [aligner.n_layers - 1]
+    opts = {}
+    if args.threshold is not None:
+        opts["threshold" if args.decoder == "threshold" else "ratio"] = args.threshold
+    try:
+        spec = aligner.spec(methods, layers, shifts, args.level, args.decoder, heads, args.specials, **opts)
+    except ValueError as e:  # a layer, head or shift this model does not have
+        ap.error(str(e))
     if not args.out and (len(spec.methods), len(spec.layers), len(spec.shifts)) != (1, 1, 1):
         ap.error("without --out, give one method, one layer and one shift (or --out DIR for many)")
     try:

@@ -23,9 +23,10 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+sys.path.insert(0, ROOT)
 
-from rwth_experiment import align_direction, load_gold, score_all  # noqa: E402
+from eval.experiment import load_gold, score_all  # noqa: E402
+from fairseq_plugins.pipeline import align_pairs  # noqa: E402
 
 from align.formats import shared_data_dir  # noqa: E402
 from eval.grid import best, layer_rows, parse_name  # noqa: E402
@@ -150,8 +151,7 @@ def measure(args: argparse.Namespace, out: str) -> list[dict]:
         t0 = time.time()
         with tempfile.TemporaryDirectory() as tmp:
             model = model_dir_for(ckpt, args.vocab, args.src, args.tgt, tmp)
-            hyps = align_direction(model, sent, args.src, args.tgt, os.path.join(tmp, "generate.log"),
-                                   args.batch_size, args.methods)
+            hyps = align_pairs(model, sent, args.methods.split(","), args.batch_size)
         if swap:
             hyps = {n: h.reversed() for n, h in hyps.items()}
         rows, _ = score_all(gold, hyps)

@@ -16,9 +16,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "data", "scripts"))
 
-from demo import binarize  # noqa: E402
+from fairseq_plugins.pipeline import binarize  # noqa: E402
 
 from align.formats import read_text_pairs  # noqa: E402
 

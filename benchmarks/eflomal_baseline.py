@@ -15,9 +15,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "data", "scripts"))
 
-from deen_corpus import collect  # noqa: E402
+from align.corpus import collect  # noqa: E402
 
 from align.formats import read_alignments, read_text_pairs, shared_data_dir  # noqa: E402
 from align.links import Alignments  # noqa: E402

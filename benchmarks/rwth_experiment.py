@@ -17,25 +17,32 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "data", "scripts"))
 
-from demo import ALL_METHODS, binarize, forced_dump  # noqa: E402
-
-from align.formats import read_alignments, read_text_pairs, shared_data_dir  # noqa: E402
+from align.formats import read_alignments, shared_data_dir  # noqa: E402
 from align.links import Alignments  # noqa: E402
 from align.symmetrize import symmetrize_corpus  # noqa: E402
 from eval.cli import plot_heatmap  # noqa: E402
 from eval.grid import best, format_markdown, layer_rows, parse_name, summarize_heads  # noqa: E402
+from eval.experiment import holm, load_gold, score_all  # noqa: E402
 from eval.metrics import bootstrap_ci, count_matches, paired_bootstrap, score_counts  # noqa: E402
 
-LAYER_METHODS = ("attn", "norm", "attn-res-ln", "attn-res-ln-ff")
+LAYER_METHODS = ("attn", "norm", "attn-res-ln", "attn-res-ln-ff", "alti", "alti-rollout", "value-zeroing")
+ALL_METHODS = list(LAYER_METHODS) + ["attn-head", "norm-head"]
 
-# Quoted, not recomputed: Kobayashi et al. (2020), Table 3 as summarized in the project brief.
+# Quoted, not recomputed: the ALTI+ authors' stored AER figures on RWTH De-En (their repository
+# mt-upc/transformer-contributions-nmt, AER notebook): a 6-layer post-LN Transformer trained on Europarl De-En.
+ALTI_PAPER = [
+    {"system": "Ferrando et al. 2022, attention weights, AWI layer 2", "aer": 28.2},
+    {"system": "Ferrando et al. 2022, ALTI+ cross-attention, AWI layer 2", "aer": 26.0},
+    {"system": "Ferrando et al. 2022, attention weights, best AWO layer", "aer": 49.9},
+    {"system": "Ferrando et al. 2022, ALTI+ cross-attention, best AWO layer", "aer": 38.9},
+]
+
+# Quoted, not recomputed: Kobayashi et al. (2020), EMNLP, the word-alignment experiment (best layer, mean of 5 seeds).
 PAPER = [
     {"system": "Kobayashi et al. 2020, attention weights, AWO", "aer": 47.7},
     {"system": "Kobayashi et al. 2020, norm, AWO", "aer": 41.4},
@@ -63,55 +70,39 @@ OTHERS = [
 ]
 
 
-def load_gold(gold_dir: str, pair: str, limit: int = 0) -> tuple[list, Alignments]:
-    """``PAIR.src-tgt`` (lowercased words, first side first) and ``PAIR.gold`` (talp) of ``gold_dir``,
-    the first ``limit`` sentences if ``limit``; ValueError if their sentence counts differ."""
-    pairs = [([w.lower() for w in s], [w.lower() for w in t])
-             for s, t in read_text_pairs(os.path.join(gold_dir, f"{pair}.src-tgt"))]
-    gold = read_alignments(os.path.join(gold_dir, f"{pair}.gold"), "talp")
-    if len(gold) != len(pairs):
-        raise ValueError(f"{gold_dir}: {len(pairs)} text lines in {pair}.src-tgt but {len(gold)} gold sentences "
-                         f"in {pair}.gold")
-    if limit:
-        pairs, gold = pairs[:limit], gold.select(list(range(min(limit, len(gold)))))
-    return pairs, gold
+def align_direction(model_dir: str, pairs: list, batch_size: int, methods=ALL_METHODS) -> dict[str, Alignments]:
+    """Forced alignment of ``pairs`` (src words, tgt words) with one model, in process (align-extract's
+    engine): {dump file name: links (src, tgt)}."""
+    from fairseq_plugins.pipeline import align_pairs
 
-
-def align_direction(model_dir: str, pairs: list, src: str, tgt: str, log_path: str,
-                    batch_size: int, methods: str = ALL_METHODS) -> dict[str, Alignments]:
-    """Forced alignment of ``pairs`` (src words, tgt words) with one model: {dump file name: links (src, tgt)}."""
-    with tempfile.TemporaryDirectory() as work:
-        data = binarize(model_dir, pairs, src, tgt, work)
-        dump = os.path.join(work, "alignments")
-        if forced_dump(model_dir, data, src, tgt, dump, batch_size, log_path, len(pairs), methods) != 0:
-            raise RuntimeError(f"fairseq-generate failed with {model_dir}; its output is in {log_path}")
-        return {name: read_alignments(os.path.join(dump, name)) for name in sorted(os.listdir(dump))}
-
-
-def score_all(gold: Alignments, hyps: dict[str, Alignments]) -> tuple[list[dict], dict]:
-    """Score every hypothesis (already in the gold's orientation): rows for tables and per-sentence counts."""
-    rows, counts = [], {}
-    for name, hyp in hyps.items():
-        c = count_matches(gold, hyp)
-        counts[name] = c
-        rows.append(score_counts(c).as_dict(name))
-    return rows, counts
+    return align_pairs(model_dir, pairs, list(methods), batch_size, progress=sys.stderr.isatty())
 
 
 def headline_tests(rows: list[dict], counts: dict, n_samples: int) -> list[dict]:
-    """Per shift: best-layer ``norm`` against best-layer ``attn``, paired bootstrap over sentences."""
+    """Per shift: each method's best layer against best-layer ``attn`` and against best-layer ``norm``,
+    paired bootstrap over sentences; p-values Holm-adjusted over all the tests of one direction."""
     out = []
     main = layer_rows(rows)
     for shift in ("awo", "awi"):
         shifted = [r for r in main if parse_name(r["hyp"]).shift == shift]
-        try:
-            a, n = best(shifted, "attn"), best(shifted, "norm")
-        except ValueError:
-            continue
-        test = paired_bootstrap(counts[a["hyp"]], counts[n["hyp"]], n_samples)
-        out.append({"shift": shift, "attn": a["hyp"], "attn_aer": a["aer"], "norm": n["hyp"], "norm_aer": n["aer"],
-                    "delta": 100 * test["delta"], "delta_ci": [100 * x for x in test["delta_ci"]],
-                    "p_value": test["p_value"]})
+        for base in ("attn", "norm"):
+            try:
+                b = best(shifted, base)
+            except ValueError:
+                continue
+            for method in LAYER_METHODS:
+                if method == base or (base == "norm" and method == "attn"):
+                    continue
+                try:
+                    n = best(shifted, method)
+                except ValueError:
+                    continue
+                test = paired_bootstrap(counts[b["hyp"]], counts[n["hyp"]], n_samples)
+                out.append({"shift": shift, "base": base, "method": method, "attn": b["hyp"], "attn_aer": b["aer"],
+                            "norm": n["hyp"], "norm_aer": n["aer"], "delta": 100 * test["delta"],
+                            "delta_ci": [100 * x for x in test["delta_ci"]], "p_value": test["p_value"]})
+    for t, adj in zip(out, holm([t["p_value"] for t in out])):
+        t["p_holm"] = adj
     return out
 
 
@@ -173,15 +164,26 @@ def plain_words(directions: dict, tests: dict, ff: dict) -> list[str]:
     """What holds and what does not, from the figures themselves."""
     lines = []
     for d, res in directions.items():
+        for shift in ("awo", "awi"):
+            cells = [t for t in tests.get(d, []) if t["shift"] == shift and t["base"] == "attn"]
+            if cells:
+                top = min(cells, key=lambda t: t["norm_aer"])
+                a_aer = cells[0]["attn_aer"]
+                lines.append(f"- {res['label']} {shift.upper()}: the best method is `{top['method']}` "
+                             f"({top['norm'].removesuffix('.align')}, AER {top['norm_aer']:.1f}) against `attn` "
+                             f"{a_aer:.1f}" + ("" if top["norm_aer"] < a_aer else ": no method beats attention here")
+                             + ".")
         for t in tests.get(d, []):
+            if not (t["base"] == "attn" and t["method"] == "norm"):
+                continue
             verdict = "lower" if t["delta"] < 0 else "higher"
-            sig = "significant" if t["p_value"] < 0.05 else "not significant"
+            sig = "significant" if t["p_holm"] < 0.05 else "not significant"
             lines.append(f"- {res['label']} {t['shift'].upper()}: best `norm` ({t['norm'].removesuffix('.align')}) "
                          f"AER {t['norm_aer']:.1f} vs best `attn` ({t['attn'].removesuffix('.align')}) "
                          f"{t['attn_aer']:.1f}: norms {verdict} by {abs(t['delta']):.1f} points "
                          f"(95% CI of the difference [{t['delta_ci'][0]:.1f}, {t['delta_ci'][1]:.1f}], "
-                         f"paired bootstrap p = {t['p_value']:.3f}, {sig}). The paper (De->En): "
-                         + ("47.7 -> 41.4." if t["shift"] == "awo" else "29.8 -> 25.0."))
+                         f"paired bootstrap p = {t['p_value']:.3f}, Holm-adjusted {t['p_holm']:.3f}, {sig}). "
+                         "The paper (De->En): " + ("47.7 -> 41.4." if t["shift"] == "awo" else "29.8 -> 25.0."))
         eff = ff.get(d, [])
         if eff:
             worse = sum(1 for e in eff if e["minus_attn_res_ln"] > 0)
@@ -206,13 +208,27 @@ def write_report(out: str, meta: dict, directions: dict, tests: dict, ff: dict, 
                format_markdown(res["grid"], "precision", "P (%)"), "",
                format_markdown(res["grid"], "recall", "R (%)"), "", "</details>", ""]
     if tests:
-        md += ["## Headline: best `norm` against best `attn` (paired bootstrap over sentences)", ""]
+        md += ["## Headline: which method aligns best, best layer per method (paired bootstrap over sentences)", "",
+               "Layers chosen on the same 508 sentences that are scored (the paper's protocol). p-values are "
+               "Holm-adjusted over the tests of one direction (each method against `attn` and against `norm`, "
+               "both shifts).", ""]
         md += plain_words(directions, tests, ff) + [""]
+        for d, res in directions.items():
+            md += [f"{res['label']}:", "", "| shift | method | best setting | AER | against | its AER | delta | "
+                   "95% CI | p | p (Holm) |", "|---|---|---|---:|---|---:|---:|---|---:|---:|"]
+            for t in tests.get(d, []):
+                md.append(f"| {t['shift'].upper()} | {t['method']} | {t['norm'].removesuffix('.align')} | "
+                          f"{t['norm_aer']:.1f} | {t['base']} | {t['attn_aer']:.1f} | {t['delta']:+.1f} | "
+                          f"[{t['delta_ci'][0]:.1f}, {t['delta_ci'][1]:.1f}] | {t['p_value']:.3f} | {t['p_holm']:.3f} |")
+            md.append("")
     if sym:
         md += ["## Symmetrized (best forward and best reverse setting of each method)", ""]
         md += _fmt_rows(sym, "forward") + [""]
     md += ["## Other systems", "", f"Kobayashi et al. (2020), quoted: {PAPER_DATA}.", "",
            "| system | AER |", "|---|---:|"] + [f"| {p['system']} | {p['aer']:.1f} |" for p in PAPER] + [""]
+    md += ["ALTI+ authors' figures, quoted (Ferrando et al. 2022; their repository's AER notebook; a 6-layer post-LN "
+           "Transformer trained on Europarl De-En, De->En):", "", "| system | AER |", "|---|---:|"]
+    md += [f"| {p['system']} | {p['aer']:.1f} |" for p in ALTI_PAPER] + [""]
     if eflomal:
         md += [f"eflomal on equal data ({eflomal['train_pairs']} pairs + {eflomal['test_pairs']} test sentences; "
                "benchmarks/eflomal_baseline.py):", ""]
@@ -262,7 +278,7 @@ def main(argv=None) -> int:
             continue
         print(f"[{label}] forced alignment of {len(pairs)} sentences with {model_dir}", file=sys.stderr, flush=True)
         sent = [(b, a) for a, b in pairs] if swap else pairs
-        hyps = align_direction(model_dir, sent, s, t, os.path.join(args.out, f".generate-{key}.log"), args.batch_size)
+        hyps = align_direction(model_dir, sent, args.batch_size)
         if swap:
             hyps = {name: h.reversed() for name, h in hyps.items()}
         rows, counts = score_all(gold, hyps)
@@ -273,7 +289,6 @@ def main(argv=None) -> int:
         ff[key] = ff_effect(rows)
         models.append(f"{label} `{os.path.relpath(model_dir, ROOT)}`")
         plot_heatmap(layer_rows(rows), os.path.join(args.out, f"rwth_deen_{key}.png"))
-        os.unlink(os.path.join(args.out, f".generate-{key}.log"))
     if not directions:
         print("rwth_experiment: no model to run (see --forward/--reverse)", file=sys.stderr)
         return 1
@@ -291,7 +306,7 @@ def main(argv=None) -> int:
         with open(args.eflomal) as f:
             eflomal = json.load(f)
     meta = {"sentences": len(pairs), "models": "; ".join(models), "seconds": round(time.time() - t0, 1),
-            "gold_dir": os.path.abspath(args.gold_dir)}
+            "gold": f"{args.pair}.src-tgt / {args.pair}.gold (RWTH, read from --gold-dir, never copied)"}
     text = write_report(args.out, meta, directions, tests, ff, sym, other_rows, eflomal)
     print(text)
     print(f"{len(pairs)} sentences, {meta['seconds']} s -> {args.out}/rwth_deen.md", file=sys.stderr)

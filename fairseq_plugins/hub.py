@@ -2,9 +2,10 @@
 sentence pairs in memory, without binarizing data (the engine is :class:`align.aligner.Aligner`).
 
 >>> aligner = NormAligner.from_checkpoint("data/models/enfr/model.pt")
->>> out = aligner.align(["the house is small ."], ["la maison est petite ."], methods=["norm"], layers=[1])
->>> out[("norm", 1, "awi")][0]
-[(0, 0), (1, 1), (2, 2), (3, 3), (4, 4)]
+>>> out = aligner.align(["mr. speaker , i thank the minister ."],
+...                     ["monsieur le président , je remercie le ministre ."], methods=["norm"], layers=[2])
+>>> out[("norm", 2, "awi")][0]  # (source word, target word), 0-based
+[(0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (4, 5), (4, 7), (6, 6), (7, 8)]
 """
 
 from __future__ import annotations

@@ -10,15 +10,9 @@ from align.contrib import (alti_block, alti_contributions, rollout_decoder_step,
 from align.norms import CrossAttentionLayer, FeedForwardBlock  # noqa: E402
 from test_norms import _fairseq_decoder_layer, _inputs, _layer  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """One intra-op thread: on the shared 2-core machine two threads spin against the background jobs
-    and run these small tensors 10-50x slower."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+
 
 
 def _identity_layer(D: int, pre: bool, ln_eps: float = 1e-5) -> CrossAttentionLayer:

@@ -16,7 +16,7 @@ from align.adapters import Batch  # noqa: E402
 from align.methods import METHODS  # noqa: E402
 from fairseq_plugins.hub import NormAligner  # noqa: E402
 
-pytestmark = pytest.mark.fairseq
+pytestmark = [pytest.mark.fairseq, pytest.mark.usefixtures("one_torch_thread")]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECKPOINT = os.path.join(ROOT, "data", "models", "enfr", "model.pt")
@@ -41,14 +41,6 @@ class AgreementReport(UserWarning):
     """The measured agreement, shown in pytest's warnings summary."""
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """One intra-op thread: on the shared 2-core machine two threads spin against the background jobs
-    and run these small tensors 10-50x slower; one thread also makes the measured rates repeatable."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def _check_cpu_dtype(dtype) -> None:

@@ -19,6 +19,8 @@ from align.norms import decompose_block, decompose_layer, value_vectors  # noqa:
 from align.subwords import SPECIAL, WordMapError  # noqa: E402
 from hf_plugins.hub import HFAligner  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENFR = os.path.join(ROOT, "data", "models", "enfr")
 HANSARDS = os.path.join(ROOT, "data", "gold", "enfr_hansards", "enfr.src-tgt")
@@ -32,14 +34,6 @@ PAIRS = [("the house is small .", "la maison est petite ."),
 ALL = list(METHODS)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """One intra-op thread: on the shared 2-core machine two threads spin against the background jobs
-    and run these small tensors 10-50x slower."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -14,17 +14,11 @@ from align.methods import (METHODS, NEEDS, LayerContext, Method, ModelContext, c
 from align.norms import CrossAttentionLayer, FeedForwardBlock, LayerInputs, value_vectors  # noqa: E402
 from test_norms import _inputs, _layer  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 B, H, T, S, D = 2, 4, 5, 6, 16
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """One intra-op thread: on the shared 2-core machine two threads spin against the background jobs
-    and run these small tensors 10-50x slower."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def _valid_list(msg: str) -> list[str]:

@@ -17,9 +17,8 @@ import unicodedata
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from demo import binarize  # noqa: E402
+from fairseq_plugins.pipeline import binarize  # noqa: E402
 
 from align.formats import read_lines, split_tokens  # noqa: E402
 

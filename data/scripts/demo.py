@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -19,7 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 from align.formats import read_alignments, read_text_pairs, write_alignments  # noqa: E402
-from align.subwords import check_word_map, word_map  # noqa: E402
+from fairseq_plugins.pipeline import binarize, generate_command, run_with_progress  # noqa: E402
 from eval.cli import plot_heatmap  # noqa: E402
 from eval.grid import best as best_row, format_grid, layer_rows, parse_name, summarize_heads  # noqa: E402
 from eval.metrics import score_corpus  # noqa: E402
@@ -29,42 +28,15 @@ def step(i: int, n: int, msg: str) -> None:
     print(f"[{i}/{n}] {msg}", file=sys.stderr, flush=True)
 
 
-def binarize(model_dir: str, pairs, src: str, tgt: str, work: str) -> str:
-    """SentencePiece-encode the gold text (keeping its words) and binarize it with the model's dictionaries."""
-    import sentencepiece
-
-    sp = sentencepiece.SentencePieceProcessor(model_file=os.path.join(model_dir, "spm.model"))
-    for side, k in ((src, 0), (tgt, 1)):
-        lines = []
-        for i, pair in enumerate(pairs):
-            words = [w.lower() for w in pair[k]]
-            pieces = sp.encode(" ".join(words), out_type=str)
-            check_word_map(pieces, word_map(pieces, "sentencepiece"), words, sentence=f"{side} line {i + 1}")
-            lines.append(" ".join(pieces) + "\n")
-        with open(os.path.join(work, f"test.{side}"), "w", encoding="utf-8") as f:
-            f.writelines(lines)
-    dest = os.path.join(work, "bin")
-    subprocess.run([sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", src, "--target-lang", tgt,
-                    "--testpref", os.path.join(work, "test"), "--destdir", dest, "--workers", "1",
-                    "--srcdict", os.path.join(model_dir, f"dict.{src}.txt"),
-                    "--tgtdict", os.path.join(model_dir, f"dict.{tgt}.txt")], check=True, capture_output=True)
-    return dest
-
-
-ALL_METHODS = "attn,norm,attn-res-ln,attn-res-ln-ff,attn-head,norm-head"
+ALL_METHODS = "attn,norm,attn-res-ln,attn-res-ln-ff,alti,alti-rollout,value-zeroing,attn-head,norm-head"
 
 
 def forced_dump(model_dir: str, data: str, src: str, tgt: str, dump: str, batch_size: int, log_path: str,
-                total: int, methods: str = ALL_METHODS) -> int:
+                total: int, methods: str = ALL_METHODS, text: str | None = None) -> int:
     """Forced alignment of the binarized test set through fairseq-generate and the plugin; every method,
     layer and shift written to ``dump`` (one Pharaoh file each). Returns fairseq-generate's exit status."""
-    cmd = [sys.executable, "-m", "fairseq_cli.generate", data, "--path", os.path.join(model_dir, "model.pt"),
-           "--user-dir", os.path.join(ROOT, "fairseq_plugins"), "--task", "translation_norm_align",
-           "--source-lang", src, "--target-lang", tgt, "--gen-subset", "test", "--score-reference",
-           "--print-alignment", "--alignment-method", "norm", "--alignment-shift", "awi",
-           "--alignment-dump", dump, "--batch-size", str(batch_size), "--alignment-dump-methods", methods]
-    env = {**os.environ, "PYTHONPATH": ROOT}
-    return run_with_progress(cmd, env, log_path, total)
+    cmd = generate_command(model_dir, data, src, tgt, dump, batch_size, methods, text)
+    return run_with_progress(cmd, {**os.environ, "PYTHONPATH": ROOT}, log_path, total)
 
 
 def main(argv=None) -> int:
@@ -88,9 +60,10 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as work:
         step(1, 4, f"binarizing {len(pairs)} Hansards sentence pairs with the model's SentencePiece and dictionaries")
         data = binarize(args.model_dir, pairs, args.src, args.tgt, work)
+        text = os.path.join(work, "test")  # the real pieces, for any the dictionary lacks
         step(2, 4, "forced alignment: fairseq-generate --score-reference with the plugin, every method, layer, AWO and AWI")
         if forced_dump(args.model_dir, data, args.src, args.tgt, dump, args.batch_size,
-                       os.path.join(args.out, "generate.out"), len(pairs)) != 0:
+                       os.path.join(args.out, "generate.out"), len(pairs), text=text) != 0:
             return 1
     step(3, 4, "scoring every alignment file against the gold (align-eval)")
     results = []
@@ -151,24 +124,6 @@ def plot_example(model_dir: str, pairs, gold, layer: int, path: str, index: int 
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
-
-def run_with_progress(cmd: list[str], env: dict, log_path: str, total: int) -> int:
-    """Run fairseq-generate, keep its output in ``log_path``, show 'aligned k/total' as A- lines arrive."""
-    with open(log_path, "w") as log, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
-        done = 0
-        for line in proc.stdout:
-            log.write(line)
-            if line.startswith("A-"):
-                done += 1
-                if done % 16 == 0 or done == total:
-                    print(f"\r      aligned {done}/{total} sentences", end="", file=sys.stderr, flush=True)
-        proc.wait()
-        print(file=sys.stderr)
-        if proc.returncode != 0:
-            err.seek(0)
-            print(err.read()[-4000:], file=sys.stderr)
-        return proc.returncode
 
 
 if __name__ == "__main__":

@@ -23,19 +23,19 @@ case "$name" in
     # All de-en text of ../shared (194k pairs) + the 508 RWTH test sentences x20 (the gold stays in ../shared).
     python data/scripts/deen_corpus.py "$SHARED" work/deen_corpus.txt
     src=${name:0:2}; tgt=${name:2:2}
+    if [ -n "${RESUME:-}" ]; then  # keep the dictionary the weights were trained with
+      # a shipped model keeps its dictionaries beside model.pt, a training checkpoint in ../bin
+      vocab=$(dirname "$RESUME"); [ -f "$vocab/dict.$src.txt" ] || vocab="$vocab/../bin"
+      resume_dict="$vocab/dict.$src.txt"
+    fi
     if [ "$src" = de ]; then test_file="$SHARED"/gold/deen_rwth/deen.src-tgt; else
       mkdir -p work; awk -F' \\|\\|\\| ' '{print $2" ||| "$1}' "$SHARED"/gold/deen_rwth/deen.src-tgt > work/ende.src-tgt
       test_file=work/ende.src-tgt; fi
     python data/scripts/prepare.py --src "$src" --tgt "$tgt" --out "work/$name" \
       --train "work/deen_corpus.txt.$src" "work/deen_corpus.txt.$tgt" \
       --valid "$SHARED"/parallel/multi30k/tok/val.lc.norm.tok.{"$src","$tgt"} \
-      --test "$test_file" --test-repeat 20 --vocab 16000
+      --test "$test_file" --test-repeat 20 --vocab 16000 ${RESUME:+--dict "$resume_dict"}
     # 3+3 layers, one thread on one core: about 0.4 updates/s (1,300 updates per epoch).
-    if [ -n "${RESUME:-}" ]; then  # the regenerated vocabulary must be the one the weights were trained with
-      # a shipped model keeps its dictionaries beside model.pt, a training checkpoint in ../bin
-      vocab=$(dirname "$RESUME"); [ -f "$vocab/dict.$src.txt" ] || vocab="$vocab/../bin"
-      cmp "work/$name/bin/dict.$src.txt" "$vocab/dict.$src.txt" || { echo "$0: vocabulary differs from $RESUME" >&2; exit 1; }
-    fi
     LAYERS=${LAYERS:-3} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} bash data/scripts/train.sh "work/$name" "$src" "$tgt" "$updates" \
       --save-interval-updates 250 ${RESUME:+--restore-file "$RESUME"}
     python data/scripts/export_model.py "work/$name/checkpoints/checkpoint_last.pt" "work/$name" "data/models/$name" "$src" "$tgt" ;;

@@ -43,6 +43,25 @@ def _pairs(src_path: str, tgt_path: str) -> list[tuple[str, str]]:
     return [(a.lower(), b.lower()) for a, b in zip(s, t) if a and b]
 
 
+def write_full_dictionary(sp, train_files: list[str], path: str) -> None:
+    """A joined fairseq dictionary of every SentencePiece piece, most frequent in the training text first:
+    a piece the training text never shows (a BPE merge absorbed by longer ones) still gets its own id,
+    so no in-vocabulary piece is ever binarized as <unk> and loses its word marker."""
+    from collections import Counter
+
+    counts: Counter = Counter()
+    for name in train_files:
+        with open(name, encoding="utf-8") as f:
+            for line in f:
+                counts.update(line.split())
+    pieces = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
+    specials = {"<unk>", "<s>", "</s>", "<pad>"}
+    rank = {p: i for i, p in enumerate(pieces)}
+    order = sorted((p for p in pieces if p not in specials), key=lambda p: (-counts[p], rank[p]))
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(f"{p} {counts[p]}\n" for p in order)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--src", required=True)
@@ -54,6 +73,7 @@ def main(argv=None) -> int:
     ap.add_argument("--test-repeat", type=int, default=20, help="0: the paper's protocol (test sentences not trained on)")
     ap.add_argument("--vocab", type=int, default=8000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--dict", help="use this joined fairseq dictionary (a model being resumed) instead of building one")
     args = ap.parse_args(argv)
     if len(args.train) % 2:
         ap.error("--train takes SRC TGT file pairs")
@@ -88,10 +108,13 @@ def main(argv=None) -> int:
                 lines = [" ".join(sp.encode(line.rstrip("\n"), out_type=str)) for line in f]
             with open(os.path.join(bpe, f"{split}.{side}"), "w", encoding="utf-8") as f:
                 f.writelines(line + "\n" for line in lines)
+    dict_path = args.dict or os.path.join(args.out, "dict.joined.txt")
+    if not args.dict:
+        write_full_dictionary(sp, [os.path.join(bpe, f"train.{side}") for side in (args.src, args.tgt)], dict_path)
     subprocess.run(["fairseq-preprocess", "--source-lang", args.src, "--target-lang", args.tgt,
                     "--trainpref", f"{bpe}/train", "--validpref", f"{bpe}/valid", "--testpref", f"{bpe}/test",
-                    "--destdir", os.path.join(args.out, "bin"), "--joined-dictionary", "--workers", "2"],
-                   check=True)
+                    "--destdir", os.path.join(args.out, "bin"), "--srcdict", dict_path, "--tgtdict", dict_path,
+                    "--workers", "2"], check=True)
     meta = {"train_pairs": len(train), "test_pairs": len(test), "test_repeat": args.test_repeat,
             "valid_pairs": len(valid), "vocab": args.vocab, "seed": args.seed,
             "sentencepiece": spm.__version__, "train_files": args.train, "test_file": args.test}
