@@ -87,7 +87,7 @@ class HFAligner(Aligner):
         check_words(enc, words, pieces, what)
         return enc
 
-    def translate(self, sources: Sequence, batch_size: int = 16, num_beams: int = 5, max_new_tokens: int = 256,
+    def translate(self, sources: Sequence, batch_size: int = 16, num_beams: int = 5, max_new_tokens: int | None = None,
                   **generate) -> list[list[str]]:
         """``model.generate`` (beam search); outputs detokenized by the tokenizer and split on whitespace.
         A target language code (NLLB, M2M100, mBART) is forced as the first token."""
@@ -101,6 +101,8 @@ class HFAligner(Aligner):
             text = [" ".join(as_words(s)) for s in sources[b:b + batch_size]]
             enc = tok(text, return_tensors="pt", padding=True).to(device)
             with torch.no_grad():
-                gen = self.model.generate(**enc, num_beams=num_beams, max_new_tokens=max_new_tokens, **generate)
+                if max_new_tokens is not None:  # else the model's generation config decides the length
+                    generate["max_new_tokens"] = max_new_tokens
+                gen = self.model.generate(**enc, num_beams=num_beams, **generate)
             out += [t.split() for t in tok.batch_decode(gen, skip_special_tokens=True)]
         return out

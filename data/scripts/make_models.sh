@@ -14,7 +14,8 @@ case "$name" in
     python data/scripts/prepare.py --src en --tgt fr --out work/enfr \
       --train "$SHARED"/parallel/multi30k/tok/train.lc.norm.tok.{en,fr} \
       --valid "$SHARED"/parallel/multi30k/tok/val.lc.norm.tok.{en,fr} \
-      --test "$SHARED"/gold/enfr_hansards/enfr.src-tgt --test-repeat 20 --vocab 8000
+      --test "$SHARED"/gold/enfr_hansards/enfr.src-tgt --test-repeat 20 --vocab 8000 \
+      ${RESUME:+--dict "$(d=$(dirname "$RESUME"); [ -f "$d/dict.en.txt" ] && echo "$d" || echo "$d/../bin")/dict.en.txt"}
     # 3+3 layers, one thread on one core (2-core machine): 0.5 updates/s.
     LAYERS=3 OMP_NUM_THREADS=1 bash data/scripts/train.sh work/enfr en fr "$updates" --save-interval-updates 250 \
       ${RESUME:+--restore-file "$RESUME"}
