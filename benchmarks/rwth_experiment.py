@@ -230,8 +230,8 @@ def write_report(out: str, meta: dict, directions: dict, tests: dict, ff: dict, 
            "Transformer trained on Europarl De-En, De->En):", "", "| system | AER |", "|---|---:|"]
     md += [f"| {p['system']} | {p['aer']:.1f} |" for p in ALTI_PAPER] + [""]
     if eflomal:
-        md += [f"eflomal on equal data ({eflomal['train_pairs']} pairs + {eflomal['test_pairs']} test sentences; "
-               "benchmarks/eflomal_baseline.py):", ""]
+        md += [f"eflomal on the same text with the test sentences once ({eflomal['train_pairs']} pairs + "
+               f"{eflomal['test_pairs']} test sentences; the NMT models saw them x20; benchmarks/eflomal_baseline.py):", ""]
         md += _fmt_rows([r for r in eflomal["results"].values()]) + [""]
     if other_rows:
         md += ["Outputs in ../shared/data/system_outputs, scored here (training data differ from ours):", ""]
