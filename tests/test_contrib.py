@@ -255,19 +255,7 @@ def test_value_zeroing_equals_rerunning_fairseq_layer(pre, act):
     assert (vz[0] > 0).all()  # every real source moves every output a little
 
 
-def _randomize(model, seed: int, std: float = 0.3) -> None:
-    """Stronger random weights than Hugging Face's init (std 0.02), so attention and activations
-    are far from uniform and linear; LayerNorm gains near 1."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if "embed_positions" in name:
-                continue
-            if "layer_norm" in name or "layernorm" in name:
-                base = 1.0 if name.endswith("weight") else 0.0
-                p.copy_(base + 0.1 * torch.randn(p.shape, generator=g))
-            else:
-                p.copy_(std * torch.randn(p.shape, generator=g))
+from hf_tiny import randomize as _randomize  # noqa: E402
 
 
 _HF_COMMON = dict(d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
