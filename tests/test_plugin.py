@@ -62,6 +62,14 @@ def test_every_sentence_and_known_alignment(tiny, tmp_path):
     # the reversal alignment is recovered by AWO at the best layer, by weights and by norms
     for method in ("attn", "norm", "attn-res-ln"):
         assert min(aer[f"{method}-awo-layer{k}.align"] for k in (0, 1)) < 0.10, method
+    # word-level AWI reads each target word at the step where it is the input, which on the reversal
+    # task points at the next word's source: far from the gold, at the recorded figures (AER as a
+    # fraction; AWO above is near 0, so a swapped shift fails here)
+    assert aer["attn-awi-layer1.align"] == pytest.approx(0.68, abs=0.03)
+    assert aer["norm-awi-layer1.align"] == pytest.approx(0.73, abs=0.03)
+    awi = read_alignments(str(dump / "norm-awi-layer1.align"))
+    n_tgt = [len(line.split()) for line in open(tiny["gold"])]  # one gold link per target word
+    assert all(sorted(t for _, t in awi.links(k)) == list(range(n_tgt[k])) for k in range(50))
     # the A- lines are the last layer's norm AWO, the same as the dump's
     dumped = read_alignments(str(dump / "norm-awo-layer1.align"))
     lines = a_lines(r.stdout)
