@@ -20,7 +20,6 @@ from .methods import METHODS
 from .subwords import SPECIAL, WordMapError, aggregate_scores
 
 Key = tuple[str, int, str]
-Words = "str | Sequence[str]"
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,8 @@ import torch
 
 from align.adapters import FairseqAdapter
 from align.aligner import Aligner, Encoded, as_words, check_words
-from align.subwords import SPECIAL, word_map
 
-from .engine import detect_scheme
+from .engine import detect_scheme, encode_pieces
 
 
 class NormAligner(Aligner):
@@ -70,9 +69,7 @@ class NormAligner(Aligner):
 
     def _encode(self, words: list[str], dictionary, what: str) -> tuple[list[int], np.ndarray, list[str]]:
         pieces = self._pieces(words)
-        # word ids from the real pieces: a piece outside the dictionary becomes <unk> but keeps its word
-        ids = [dictionary.index(p) for p in pieces] + [dictionary.eos()]
-        wids = np.append(word_map(pieces, self.scheme), SPECIAL)
+        ids, wids = encode_pieces(pieces, dictionary, self.scheme)  # word ids from the real pieces
         return ids, wids, pieces
 
     def encode_source(self, words: list[str], index: int) -> Encoded:
