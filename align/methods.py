@@ -19,7 +19,7 @@ from torch import Tensor
 
 from .contrib import alti_block, rollout_decoder_step, rollout_encoder, value_zeroing
 from .norms import (CrossAttentionLayer, LayerInputs, score_attn, score_attn_res_ln, score_attn_res_ln_ff,
-                    score_norm, score_norm_head, value_gram, values)
+                    score_norm, score_norm_head, value_grams, values)
 
 # What a method may need. The engine records self-attention only when a method needs it.
 NEEDS = {
@@ -57,6 +57,7 @@ class LayerContext:
         self.src_mask, self.tgt_mask = src_mask, tgt_mask
         self.model = model if model is not None else ModelContext(src_mask=src_mask, tgt_mask=tgt_mask)
         self._cache: dict[str, object] = {}
+        self.wanted: frozenset[str] = frozenset()  # what the methods being computed need (set by layer_scores)
 
     def _get(self, key: str, make: Callable[[], object]):
         if key not in self._cache:
@@ -69,7 +70,12 @@ class LayerContext:
 
     def gram(self, folded: bool = False) -> Tensor:
         """Value Gram matrix (B, S, H, H); ``folded`` with the post-LN LayerNorm in ``W_O``."""
-        return self._get(f"gram{folded}", lambda: value_gram(self.inputs.x, self.layer, folded, v=self.values()))
+        key = f"gram{folded}"
+        if key not in self._cache and not self.layer.normalize_before and {"gram", "gram-folded"} <= self.wanted:
+            # post-LN norm + attn-res-ln: both Gram matrices from one pass over the values
+            self._cache["gramFalse"], self._cache["gramTrue"] = value_grams(self.inputs.x, self.layer, (False, True),
+                                                                            v=self.values())
+        return self._get(key, lambda: value_grams(self.inputs.x, self.layer, (folded,), v=self.values())[0])
 
     def alti(self) -> Tensor:
         """ALTI contributions of the cross-attention block (B, T, S + 1), residual last."""
@@ -220,6 +226,7 @@ def layer_scores(inputs: LayerInputs, layer: CrossAttentionLayer, methods, src_m
     """
     check_methods(methods)
     ctx = ctx or LayerContext(inputs, layer, index, src_mask, tgt_mask, model)
+    ctx.wanted = needs(methods)
     out: dict[str, Tensor] = {}
     for m in methods:
         out.update(METHODS[m].compute(ctx))

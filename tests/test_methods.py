@@ -162,7 +162,7 @@ def _count(monkeypatch, name: str) -> list:
     real = getattr(methods_mod, name)
 
     def counted(*a, **kw):
-        calls.append(kw.get("folded", a[2] if len(a) > 2 else None) if name == "value_gram" else 1)
+        calls.append(kw.get("folds", a[2] if len(a) > 2 else None) if name == "value_grams" else 1)
         return real(*a, **kw)
     monkeypatch.setattr(methods_mod, name, counted)
     return calls
@@ -172,14 +172,15 @@ def _count(monkeypatch, name: str) -> list:
 def test_gram_computed_once(monkeypatch, pre):
     layer = _layer_with_ff(pre=pre)
     inputs = _cross_inputs(layer)
-    grams, vals = _count(monkeypatch, "value_gram"), _count(monkeypatch, "values")
+    grams, vals = _count(monkeypatch, "value_grams"), _count(monkeypatch, "values")
     layer_scores(inputs, layer, ["norm", "norm-head"])
-    assert grams == [False] and len(vals) == 1
+    assert grams == [(False,)] and len(vals) == 1
     grams.clear()
     vals.clear()
-    # attn-res-ln folds the post-LN LayerNorm into W_O (a second Gram); pre-LN it shares norm's
+    # attn-res-ln folds the post-LN LayerNorm into W_O (a second Gram, made in the same pass as
+    # norm's); pre-LN it shares norm's
     layer_scores(inputs, layer, ["norm", "norm-head", "attn-res-ln", "attn"])
-    assert sorted(grams) == ([False] if pre else [False, True])
+    assert grams == ([(False,)] if pre else [(False, True)])
     assert len(vals) == 1  # the value projections serve both Gram matrices
     grams.clear()
     layer_scores(inputs, layer, ["attn", "attn-head", "alti"])
@@ -190,7 +191,7 @@ def test_new_method_shares_the_context(monkeypatch):
     """A registered method that asks for ctx.gram() reuses the one norm computed."""
     layer = _layer_with_ff(pre=False)
     inputs = _cross_inputs(layer)
-    grams = _count(monkeypatch, "value_gram")
+    grams = _count(monkeypatch, "value_grams")
     seen = []
 
     def compute(ctx):
@@ -201,7 +202,7 @@ def test_new_method_shares_the_context(monkeypatch):
         register(Method("norm-sq", "sum of squared head norms", frozenset({"alpha", "gram"}), compute))
         ctx = LayerContext(inputs, layer)
         layer_scores(inputs, layer, ["norm", "norm-sq", "norm-head"], ctx=ctx)
-        assert grams == [False]
+        assert grams == [(False,)]
         assert seen[0] is ctx.gram()
     finally:
         METHODS.pop("norm-sq", None)

@@ -71,6 +71,28 @@ def test_value_gram_equals_gram_of_vectors(folded):
     torch.testing.assert_close(value_gram(x, layer, folded), expected, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("chunk", [1, 5, 12, 13, 128])
+def test_value_grams_in_chunks_equal_one_gram_each(monkeypatch, chunk):
+    """One pass for several Gram matrices, in token chunks that do and do not divide B * S = 12,
+    gives what a plain gram of the materialized vectors gives for each."""
+    import align.norms as norms_mod
+    monkeypatch.setattr(norms_mod, "GRAM_CHUNK", chunk)
+    layer = _layer()
+    _, x, _ = _inputs()
+    got = norms_mod.value_grams(x, layer, (False, True, False))
+    for g, folded in zip(got, (False, True, False)):
+        f = value_vectors(x, layer, ln_out_weight(layer) if folded else None)
+        torch.testing.assert_close(g, torch.einsum("bhsd,bksd->bshk", f, f), rtol=1e-4, atol=1e-5)
+
+
+def test_ln_scale_equals_layer_norm_scale():
+    from align.norms import ln_scale
+    z = torch.randn(3, 4, 16) * 5 + 2
+    # LayerNorm(z) without gain = (z - mean) / ln_scale(z)
+    ln = torch.nn.functional.layer_norm(z, (16,), eps=1e-5)
+    torch.testing.assert_close((z - z.mean(-1, keepdim=True)) / ln_scale(z, 1e-5)[..., None], ln, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("pre", [False, True])
 def test_block_decomposition_adds_up(pre):
     layer = _layer(pre=pre)

@@ -1,0 +1,52 @@
+"""The En-Fr training text in the Hansards gold's style (see ``align.hansards``): OUT.{en,fr} for
+training, OUT.valid.{en,fr} and OUT.test.{en,fr} (held-out Hansard slices, validation and BLEU),
+OUT.json (pairs per set, dropped pairs by reason).
+
+Usage: python data/scripts/enfr_corpus.py SHARED_DATA_DIR OUT
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+
+from align.hansards import HELD_OUT_TEST, HELD_OUT_VALID, MAX_RATIO, MAX_WORDS, collect  # noqa: E402
+
+
+def _write(path: str, lines) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"  # whole files only, never a half-written corpus
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.writelines(lines)
+    os.replace(tmp, path)
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    try:
+        corpus = collect(argv[0])
+    except (OSError, ValueError) as e:
+        print(f"enfr_corpus: {e}", file=sys.stderr)
+        return 1
+    out = argv[1]
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    for suffix, pairs in (("", corpus.train), (".valid", corpus.valid), (".test", corpus.test)):
+        for side, k in (("en", 0), ("fr", 1)):
+            _write(f"{out}{suffix}.{side}", (p[k] + "\n" for p in pairs))
+    meta = {"train_pairs": len(corpus.train), "valid_pairs": len(corpus.valid), "test_pairs": len(corpus.test),
+            "pairs_per_set": corpus.sets, "dropped": corpus.dropped, "max_ratio": MAX_RATIO,
+            "max_words": MAX_WORDS, "held_out": f"last {HELD_OUT_VALID}+{HELD_OUT_TEST} Hansard pairs"}
+    _write(out + ".json", [json.dumps(meta, indent=1) + "\n"])
+    print(f"{len(corpus.train)} en-fr training pairs -> {out}.{{en,fr}}; held out {len(corpus.valid)} valid, "
+          f"{len(corpus.test)} test; dropped {corpus.dropped}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
