@@ -52,10 +52,14 @@ class Recorder:
             sites += [("encoder", i, s, True) for i, s in enumerate(self.encoder)]
         for part, i, site, is_self in sites:
             rec = self.records.setdefault((part, i), {})
-            self._handles.append(site.attn.register_forward_pre_hook(self._pre(is_self), with_kwargs=True))
+            self._handles.append(site.attn.register_forward_pre_hook(self._pre(rec, is_self), with_kwargs=True))
             self._handles.append(site.attn.register_forward_hook(self._post(rec, is_self), with_kwargs=True))
             if site.normalize_before:
                 self._handles.append(site.ln.register_forward_hook(self._ln(rec)))
+            v_proj = getattr(site.attn, "v_proj", None)
+            if part == "cross" and isinstance(v_proj, torch.nn.Module):
+                # the values the model computes anyway: scoring need not project the source again
+                self._handles.append(v_proj.register_forward_hook(self._v(rec)))
         return self
 
     def __exit__(self, *exc) -> None:
@@ -63,8 +67,9 @@ class Recorder:
             h.remove()
         self._handles.clear()
 
-    def _pre(self, is_self: bool):
+    def _pre(self, rec: dict, is_self: bool):
         def hook(module, args, kwargs):
+            rec.pop("v", None)  # a value projection recorded from here on belongs to this call
             return self.adapter.prepare_call(args, kwargs, is_self)
         return hook
 
@@ -78,13 +83,23 @@ class Recorder:
             rec["ln_in"] = self.adapter._t(args[0])
         return hook
 
+    def _v(self, rec: dict):
+        def hook(module, args, output):
+            rec["v"] = self.adapter._t(output)
+        return hook
+
     def _inputs(self, part: str, index: int) -> LayerInputs:
         rec = self.records.get((part, index), {})
         if "call" not in rec:
             raise RuntimeError(f"{part} attention of layer {index} recorded nothing: was the model run inside the recorder?")
         c = rec["call"]
         residual = rec["ln_in"] if "ln_in" in rec else c.query
-        return LayerInputs(c.weights.float(), c.kv.float(), residual.float(), c.out.float())
+        v = rec.get("v")
+        # only a float32 projection of exactly this call's source is reused (bf16/fp16 ones are recomputed
+        # in float32, as every score is; a fast path that skipped v_proj leaves none or a stale one)
+        if v is not None and (v.dtype != torch.float32 or v.shape != c.kv.shape):
+            v = None
+        return LayerInputs(c.weights.float(), c.kv.float(), residual.float(), c.out.float(), v)
 
     def layer_inputs(self, index: int) -> LayerInputs:
         """Recorded inputs of decoder layer ``index``'s cross-attention, batch-first, float32."""

@@ -66,7 +66,8 @@ class LayerContext:
 
     def values(self) -> Tensor:
         """``x W_V + b_V`` (B, S, D)."""
-        return self._get("values", lambda: values(self.inputs.x, self.layer))
+        v = self.inputs.v
+        return self._get("values", lambda: v if v is not None else values(self.inputs.x, self.layer))
 
     def gram(self, folded: bool = False) -> Tensor:
         """Value Gram matrix (B, S, H, H); ``folded`` with the post-LN LayerNorm in ``W_O``."""

@@ -57,6 +57,17 @@ class CrossAttentionLayer:
             hit = self._cache[folded] = (version, (w.T @ w).detach())
         return hit[1]
 
+    def gram_weights(self, folds: tuple[bool, ...]) -> Tensor:
+        """The rows of ``gram_weight(f)`` grouped by head, side by side for each f of ``folds``:
+        (H, D / H, len(folds) * D), cached."""
+        parts = [self.gram_weight(f) for f in folds]
+        key = ("stack", folds)
+        hit = self._cache.get(key)
+        if hit is None or any(a is not b for a, b in zip(hit[0], parts)):  # rebuilt when a part was
+            H, D = self.num_heads, parts[0].shape[0]
+            hit = self._cache[key] = (parts, torch.cat([p.view(H, D // H, D) for p in parts], dim=-1))
+        return hit[1]
+
     @classmethod
     def from_modules(cls, attn, ln, normalize_before: bool, ff: "FeedForwardBlock | None" = None) -> "CrossAttentionLayer":
         """Read an attention module with ``v_proj``/``out_proj`` Linear layers and ``num_heads`` (fairseq,
@@ -134,15 +145,14 @@ def value_grams(x: Tensor, layer: CrossAttentionLayer, folds: tuple[bool, ...] =
     n = B * S
     nf = len(folds)
     v = (values(x, layer) if v is None else v).reshape(n, D)  # (N, D)
-    # rows of W^T W grouped by head, one D-wide block per requested Gram matrix: (H, d, nf * D)
-    q = torch.cat([layer.gram_weight(f).view(H, d, D) for f in folds], dim=-1)
+    q = layer.gram_weights(tuple(folds))  # (H, d, nf * D)
     vt = v.view(n, H, d).transpose(0, 1)  # (H, N, d)
     out = v.new_empty(n, H, nf, H)
     for s in range(0, n, GRAM_CHUNK):
         e = min(n, s + GRAM_CHUNK)
         w = torch.bmm(vt[:, s:e], q)  # (H, c, nf D): w[h, n] = v^h_n (W^T W)[h, :]
-        # g[h, n, f, k] = v^h (W^T W)[h, k] v^k
-        g = (w.view(H, e - s, nf, H, d) * v[s:e].view(1, e - s, 1, H, d)).sum(-1)
+        # g[h, n, f, k] = v^h (W^T W)[h, k] v^k (vecdot: no product tensor in between)
+        g = torch.linalg.vecdot(w.view(H, e - s, nf, H, d), v[s:e].view(1, e - s, 1, H, d))
         out[s:e] = g.permute(1, 0, 2, 3)
     return tuple(out[:, :, i].reshape(B, S, H, H) for i in range(nf))
 
@@ -465,9 +475,12 @@ def score_attn_res_ln_ff(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: T
 @dataclass(frozen=True)
 class LayerInputs:
     """What one decoder layer's cross-attention saw: alpha (B, H, T, S) (0 on padded sources),
-    encoder output x (B, S, D), residual y (B, T, D) and attention output (B, T, D)."""
+    encoder output x (B, S, D), residual y (B, T, D) and attention output (B, T, D); ``v`` (B, S, D)
+    the value projections ``x W_V + b_V`` the model computed itself, when it ran in float32 (else
+    None, and they are recomputed in float32 from x)."""
 
     alpha: Tensor
     x: Tensor
     residual: Tensor
     attn_out: Tensor
+    v: Tensor | None = None

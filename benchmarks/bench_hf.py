@@ -3,6 +3,7 @@ the same run: norm + attn-res-ln (and every other method) on every layer, agains
 sdpa teacher-forced forward. Random weights (no download), opus-mt-sized Marian by default.
 
 Usage: python benchmarks/bench_hf.py [--family marian|m2m_100|mbart] [--layers 6] [--dim 512] [--batch 32]
+           [--methods attn,norm+attn-res-ln]
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--len", type=int, default=30)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--methods", default="attn,norm+attn-res-ln,attn-res-ln-ff,alti,alti-rollout,value-zeroing",
+                    help="comma-separated groups of '+'-joined methods, each group timed on its own")
     args = ap.parse_args(argv)
     import torch
 
@@ -80,8 +83,7 @@ def main(argv=None) -> int:
           f"pairs of ~{args.len} tokens; threads {torch.get_num_threads()}; min of {args.repeat} runs")
     print(f"eager forward: {1e3 * eager:.1f} ms (median {1e3 * eager_med:.1f}); sdpa forward: {1e3 * sdpa:.1f} ms "
           f"= {sdpa / eager:.2f}x eager")
-    for methods in (["attn"], ["norm", "attn-res-ln"], ["attn-res-ln-ff"], ["alti"], ["alti-rollout"],
-                    ["value-zeroing"]):
+    for methods in [g.split("+") for g in args.methods.split(",")]:
         t, _ = timed(lambda: score_pairs(models["eager"], adapter, src, tgt, 1, methods, layers))
         print(f"forward + {'+'.join(methods)}, every layer: {1e3 * t:.1f} ms = {t / eager:.2f}x eager, "
               f"{t / sdpa:.2f}x sdpa")

@@ -15,7 +15,7 @@ pytest.importorskip("sentencepiece")
 from align.adapters import Batch, HFAdapter, UnsupportedModelError, prepare_hf_model  # noqa: E402
 from align.engine import Recorder, collate, score_pairs  # noqa: E402
 from align.methods import METHODS  # noqa: E402
-from align.norms import decompose_block, decompose_layer, value_vectors  # noqa: E402
+from align.norms import decompose_block, decompose_layer, value_vectors, values  # noqa: E402
 from align.subwords import SPECIAL, WordMapError  # noqa: E402
 from hf_plugins.hub import HFAligner  # noqa: E402
 
@@ -158,6 +158,23 @@ def test_decomposition_adds_up_to_real_outputs(aligners, name):
         rtol, atol = (1e-5, 5e-5) if exact else (1e-4, 2e-4)
         torch.testing.assert_close(total[tgt_mask], layer_out[k][tgt_mask], rtol=rtol, atol=atol)
         assert (d.source[1][:, ~src_mask[1]] == 0).all()  # padded sources get nothing
+        # the value projections the model computed are what scoring reuses, equal to projecting x again
+        assert inp.v is not None
+        torch.testing.assert_close(inp.v, values(inp.x, blk), rtol=1e-5, atol=1e-5)
+
+
+def test_low_precision_values_are_recomputed(built):
+    """A bf16 model's own value projections are not reused: scores come from float32 ones."""
+    model, tok = built["marian"][:2]
+    low = __import__("copy").deepcopy(model).to(torch.bfloat16)
+    aligner = HFAligner(low, tok)
+    encs = [aligner.encode_pair(s, t, i) for i, (s, t) in enumerate(PAIRS[:2])]
+    src, src_mask = collate([e[0].ids for e in encs], aligner.pad)
+    lab, tgt_mask = collate([e[1].ids for e in encs], aligner.pad)
+    with torch.no_grad(), Recorder(low, aligner.adapter) as rec:
+        aligner.adapter.forward(low, Batch(src, src_mask, lab, tgt_mask))
+    assert rec.records[("cross", 0)]["v"].dtype == torch.bfloat16  # recorded, but
+    assert rec.layer_inputs(0).v is None  # not handed to the methods
 
 
 # ----------------------------------------------------------------------------------------------

@@ -17,8 +17,10 @@ case "$name" in
     python data/scripts/prepare.py --src en --tgt fr --out work/enfr \
       --train work/enfr_corpus.en work/enfr_corpus.fr --valid work/enfr_corpus.valid.en work/enfr_corpus.valid.fr \
       --test "$SHARED"/gold/enfr_hansards/enfr.src-tgt --test-repeat 20 --vocab 8000 \
-      ${RESUME:+--dict "$(d=$(dirname "$RESUME"); [ -f "$d/dict.en.txt" ] && echo "$d" || echo "$d/../bin")/dict.en.txt"}
-    # 3+3 layers, one thread on one core (2-core machine shared with the De-En training).
+      ${RESUME:+--dict "$(d=$(dirname "$RESUME"); [ -f "$d/dict.en.txt" ] && echo "$d" || echo "$d/../bin")/dict.en.txt"} \
+      ${RESUME:+--spm "$(d=$(dirname "$RESUME"); [ -f "$d/spm.model" ] && echo "$d" || echo "$d/..")/spm.model"}
+    # 3+3 layers. The shipped model (fifth session) continued the Multi30k demo model (2000 updates, its
+    # SentencePiece model and dictionary kept) on this text: RESUME=data/models/enfr/model.pt, 2 threads.
     LAYERS=3 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} bash data/scripts/train.sh work/enfr en fr "$updates" --save-interval-updates 250 \
       ${RESUME:+--restore-file "$RESUME"}
     python data/scripts/export_model.py work/enfr/checkpoints/checkpoint_last.pt work/enfr data/models/enfr en fr ;;

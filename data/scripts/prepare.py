@@ -62,6 +62,15 @@ def write_full_dictionary(sp, train_files: list[str], path: str) -> None:
         f.writelines(f"{p} {counts[p]}\n" for p in order)
 
 
+def _train_spm(spm, args, raw: str, spm_prefix: str) -> None:
+    """A joint BPE model of ``args.vocab`` pieces on the training text of both sides."""
+    spm.SentencePieceTrainer.train(
+        input=[os.path.join(raw, f"train.{args.src}"), os.path.join(raw, f"train.{args.tgt}")],
+        model_prefix=spm_prefix, vocab_size=args.vocab, model_type="bpe", character_coverage=1.0,
+        bos_id=-1, eos_id=-1, pad_id=-1, unk_id=0, num_threads=2,
+        minloglevel=2)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--src", required=True)
@@ -74,9 +83,13 @@ def main(argv=None) -> int:
     ap.add_argument("--vocab", type=int, default=8000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--dict", help="use this joined fairseq dictionary (a model being resumed) instead of building one")
+    ap.add_argument("--spm", help="use this SentencePiece model (a model being resumed on new text) instead of "
+                                  "training one; needs --dict")
     args = ap.parse_args(argv)
     if len(args.train) % 2:
         ap.error("--train takes SRC TGT file pairs")
+    if args.spm and not args.dict:
+        ap.error("--spm needs --dict (the dictionary the resumed model was trained with)")
     import sentencepiece as spm
 
     os.makedirs(args.out, exist_ok=True)
@@ -94,11 +107,11 @@ def main(argv=None) -> int:
             with open(os.path.join(raw, f"{split}.{side}"), "w", encoding="utf-8") as f:
                 f.writelines(p[k] + "\n" for p in data)
     spm_prefix = os.path.join(args.out, "spm")
-    spm.SentencePieceTrainer.train(
-        input=[os.path.join(raw, f"train.{args.src}"), os.path.join(raw, f"train.{args.tgt}")],
-        model_prefix=spm_prefix, vocab_size=args.vocab, model_type="bpe", character_coverage=1.0,
-        bos_id=-1, eos_id=-1, pad_id=-1, unk_id=0, num_threads=2,
-        minloglevel=2)
+    if args.spm:  # the resumed model's own pieces: its embeddings mean nothing under another segmentation
+        import shutil
+        shutil.copyfile(args.spm, spm_prefix + ".model")
+    else:
+        _train_spm(spm, args, raw, spm_prefix)
     sp = spm.SentencePieceProcessor(model_file=spm_prefix + ".model")
     bpe = os.path.join(args.out, "bpe")
     os.makedirs(bpe, exist_ok=True)
