@@ -1,7 +1,11 @@
-"""Statistical baseline on equal data: eflomal trained on every De-En pair of ../shared plus the
-RWTH test sentences (never their gold links; the lilt/alignment-scripts protocol), forward,
-reverse and symmetrized, scored on the RWTH gold. Writes benchmarks/results/eflomal_deen.json.
-Usage: python benchmarks/eflomal_baseline.py [--shared ../shared/data]
+"""Statistical baseline on equal data: eflomal trained on exactly the text our NMT models saw (their
+training pairs plus the test sentences repeated ``--test-repeat`` times, never the gold links; 1 is
+the lilt/alignment-scripts protocol), forward, reverse and symmetrized, scored on the gold.
+Writes benchmarks/results/eflomal_<pair>_x<N>.json.
+
+Usage: python benchmarks/eflomal_baseline.py [--pair deen|enfr] [--test-repeat 20] [--shared ../shared/data]
+  deen: every De-En pair of ../shared (align.corpus) + the RWTH sentences, as data/models/deen saw them
+  enfr: the En-Fr text of align.hansards (Hansards, news, Tatoeba, FLORES, Multi30k) + the Hansards test set
 """
 
 from __future__ import annotations
@@ -16,60 +20,82 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from align.corpus import collect  # noqa: E402
-
 from align.formats import read_alignments, read_text_pairs, shared_data_dir  # noqa: E402
 from align.links import Alignments  # noqa: E402
 from align.symmetrize import symmetrize_corpus  # noqa: E402
 from eval.metrics import bootstrap_ci, count_matches, score_counts  # noqa: E402
 
 
+def _deen(shared: str) -> list[tuple[str, str]]:
+    from align.corpus import collect
+    return collect(shared)
+
+
+def _enfr(shared: str) -> list[tuple[str, str]]:
+    from align.hansards import collect
+    return collect(shared).train
+
+
+# pair -> (training text, gold folder, file stem, gold format)
+PAIRS = {"deen": (_deen, "deen_rwth", "deen", "talp"), "enfr": (_enfr, "enfr_hansards", "enfr", "talp")}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pair", default="deen", choices=sorted(PAIRS))
+    ap.add_argument("--test-repeat", type=int, default=20,
+                    help="copies of the test sentences in the training text (20: as our NMT models; 1: lilt)")
     ap.add_argument("--shared", default=shared_data_dir())
-    ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "eflomal_deen.json"))
+    ap.add_argument("--out", help="default benchmarks/results/eflomal_<pair>_x<N>.json")
     args = ap.parse_args(argv)
+    if args.test_repeat < 1:
+        ap.error("--test-repeat must be at least 1 (the test sentences must be in the text to be aligned)")
+    out = args.out or os.path.join(ROOT, "benchmarks", "results", f"eflomal_{args.pair}_x{args.test_repeat}.json")
     import eflomal
 
     t0 = time.time()
+    collect, gold_dir, stem, fmt = PAIRS[args.pair]
     train = collect(args.shared)
+    gold_path = os.path.join(args.shared, "gold", gold_dir)
     test = [(" ".join(s).lower(), " ".join(t).lower())
-            for s, t in read_text_pairs(os.path.join(args.shared, "gold", "deen_rwth", "deen.src-tgt"))]
-    gold = read_alignments(os.path.join(args.shared, "gold", "deen_rwth", "deen.gold"), "talp")
-    src = [d for d, _ in train] + [d for d, _ in test]
-    tgt = [e for _, e in train] + [e for _, e in test]
+            for s, t in read_text_pairs(os.path.join(gold_path, f"{stem}.src-tgt"))]
+    gold = read_alignments(os.path.join(gold_path, f"{stem}.gold"), fmt)
+    # the test copies last: the final len(test) output lines are the links of the last copy
+    src = [s for s, _ in train] + [s for s, _ in test] * args.test_repeat
+    tgt = [t for _, t in train] + [t for _, t in test] * args.test_repeat
     with tempfile.TemporaryDirectory() as d:
         fwd, rev = os.path.join(d, "fwd"), os.path.join(d, "rev")
         eflomal.Aligner().align(src, tgt, links_filename_fwd=fwd, links_filename_rev=rev, quiet=True)
         n = len(test)
-        with open(fwd) as f:
-            fl = f.read().splitlines()[-n:]
-        with open(rev) as f:
-            rl = f.read().splitlines()[-n:]
-        for name, lines in (("fwd.test", fl), ("rev.test", rl)):
-            with open(os.path.join(d, name), "w") as f:
+        systems: dict[str, Alignments] = {}
+        for name, path in (("forward", fwd), ("reverse", rev)):
+            with open(path) as f:
+                lines = f.read().splitlines()[-n:]
+            with open(path + ".test", "w") as f:
                 f.writelines(line + "\n" for line in lines)
-        forward = read_alignments(os.path.join(d, "fwd.test"))
-        reverse = read_alignments(os.path.join(d, "rev.test"))
-    systems: dict[str, Alignments] = {"forward": forward, "reverse": reverse}
+            systems[name] = read_alignments(path + ".test")
     for m in ("intersect", "grow-diag", "grow-diag-final-and", "union"):
-        systems[m] = symmetrize_corpus(forward, reverse, m)
+        systems[m] = symmetrize_corpus(systems["forward"], systems["reverse"], m)
     results = {}
     for name, hyp in systems.items():
         c = count_matches(gold, hyp)
-        s = score_counts(c)
-        d = s.as_dict(f"eflomal-{name}")
+        d = score_counts(c).as_dict(f"eflomal-{name}")
         d["ci95_aer"] = [100 * x for x in bootstrap_ci(c, 1000)["aer"]]
         results[name] = d
         print(f"eflomal {name:<20} AER {d['aer']:5.1f} [{d['ci95_aer'][0]:.1f}, {d['ci95_aer'][1]:.1f}] "
               f"P {d['precision']:5.1f} R {d['recall']:5.1f} links {d['links']}")
-    meta = {"train_pairs": len(train), "test_pairs": len(test), "protocol": "training text + RWTH test sentences "
-            "(lilt/alignment-scripts)", "eflomal": getattr(eflomal, "__version__", "2.0.0"),
+    from importlib.metadata import version
+    meta = {"pair": args.pair, "train_pairs": len(train), "test_pairs": len(test), "test_repeat": args.test_repeat,
+            "protocol": f"training text of our {args.pair} NMT model + the test sentences x{args.test_repeat} "
+                        "(never their links)", "eflomal": version("eflomal"),
             "seconds": round(time.time() - t0, 1), "results": results}
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    tmp = out + ".tmp"
+    with open(tmp, "w") as f:
         json.dump(meta, f, indent=1)
-    print(f"{len(train)} training pairs + {len(test)} test pairs, {meta['seconds']} s -> {args.out}")
+    os.replace(tmp, out)
+    print(f"{len(train)} training pairs + {len(test)} test pairs x{args.test_repeat}, {meta['seconds']} s -> "
+          f"{os.path.relpath(out, ROOT)}")
     return 0
 
 

@@ -1,14 +1,16 @@
 """Shared pieces of the RWTH experiment and the AER curves: gold loading, scoring many
-hypotheses, Holm's correction (numpy-free where possible; no torch)."""
+hypotheses, Holm's correction, cross-validated setting choice (numpy, no torch)."""
 
 from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from align.formats import read_alignments, read_text_pairs
 from align.links import Alignments
 
-from .metrics import count_matches, score_counts
+from .metrics import SentenceCounts, count_matches, score_counts
 
 
 def load_gold(gold_dir: str, pair: str, limit: int = 0) -> tuple[list, Alignments]:
@@ -47,3 +49,39 @@ def holm(p_values: list[float]) -> list[float]:
         out[i] = running
     return out
 
+
+
+def folds_of(n: int, k: int = 2) -> list[list[int]]:
+    """``k`` fixed folds of ``n`` sentences, sentence ``i`` in fold ``i % k`` (interleaved: any
+    ordering of the set, by length or by source document, is split evenly)."""
+    if k < 2 or n < k:
+        raise ValueError(f"need 2 <= k <= n for {k} folds of {n} sentences")
+    return [list(range(f, n, k)) for f in range(k)]
+
+
+def subset(counts: SentenceCounts, idx: list[int]) -> SentenceCounts:
+    """The counts of the sentences ``idx``, in that order."""
+    return SentenceCounts(*(getattr(counts, f)[idx] for f in ("hyp", "sure", "hyp_sure", "hyp_possible")))
+
+
+def held_out_choice(counts: dict[str, SentenceCounts], candidates: list[str], folds: list[list[int]]) -> dict:
+    """Cross-validated setting choice: for each fold, the candidate with the lowest AER on the other
+    folds' sentences (ties: the first in ``candidates``), scored on that fold's sentences only.
+
+    Returns ``{"folds": [{"chosen", "tune_aer", "test_aer"}, ...], "pooled": SentenceCounts}``, where
+    ``pooled`` holds every sentence's counts under the setting chosen without it (sentence order),
+    for AER and paired tests over the whole set; ValueError without candidates.
+    """
+    if not candidates:
+        raise ValueError("no candidate settings to choose from")
+    n = len(counts[candidates[0]])
+    fields = {f: np.zeros(n, dtype=np.int32) for f in ("hyp", "sure", "hyp_sure", "hyp_possible")}
+    out = []
+    for k, test_idx in enumerate(folds):
+        tune_idx = [i for j, f in enumerate(folds) if j != k for i in f]
+        tune = [(100 * score_counts(subset(counts[c], tune_idx)).aer, r, c) for r, c in enumerate(candidates)]
+        aer, _, chosen = min(tune)
+        out.append({"chosen": chosen, "tune_aer": aer, "test_aer": 100 * score_counts(subset(counts[chosen], test_idx)).aer})
+        for f, arr in fields.items():
+            arr[test_idx] = getattr(counts[chosen], f)[test_idx]
+    return {"folds": out, "pooled": SentenceCounts(**fields)}

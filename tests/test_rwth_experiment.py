@@ -52,6 +52,34 @@ def test_headline_and_ff_effect(exp):
     assert e["minus_attn_res_ln"] == pytest.approx(-100 / 3) and e["minus_norm"] == 0.0
 
 
+def test_held_out_tests_choose_on_the_other_half(exp):
+    # 4 sentences, one gold link each; layer0 is right on sentences 0, 1 and layer1 on 2, 3: on all
+    # four both score AER 50, but each half picks the layer that is right on the other half
+    gold = al([(0, 0)], [(0, 0)], [(0, 0)], [(0, 0)])
+    right, wrong = [(0, 0)], [(1, 0)]
+    hyps = {"attn-awo-layer0.align": al(right, right, wrong, wrong),
+            "attn-awo-layer1.align": al(wrong, wrong, right, right),
+            "norm-awo-layer0.align": al(right, right, right, wrong),
+            "norm-head-awo-layer0-head0.align": al(right, right, right, right),
+            "norm-head-awo-layer0-head1.align": al(wrong, wrong, wrong, wrong)}
+    rows, counts = exp.score_all(gold, hyps)
+    assert exp.candidates(rows, "norm-head", "awo") == ["norm-head-awo-layer0-head0.align",
+                                                         "norm-head-awo-layer0-head1.align"]
+    assert exp.candidates(rows, "attn", "awi") == []
+    h = exp.held_out_tests(rows, counts, 200)
+    by = {c["method"]: c for c in h["choices"]}
+    # fold 0 = sentences 0, 2 is chosen on 1, 3: layer0 and layer1 tie (1 of 2 right) -> layer0, which
+    # gets sentence 0 right and 2 wrong; fold 1 = 1, 3 likewise -> layer0: right on 1, wrong on 3
+    assert [f["chosen"] for f in by["attn"]["folds"]] == ["attn-awo-layer0", "attn-awo-layer0"]
+    assert by["attn"]["aer"] == pytest.approx(50.0)
+    assert by["norm"]["aer"] == pytest.approx(25.0) and by["norm-head"]["aer"] == 0.0
+    assert [(t["base"], t["method"]) for t in h["tests"]] == [("attn", "norm"), ("attn", "norm-head"),
+                                                               ("norm", "norm-head")]
+    t = h["tests"][0]
+    assert (t["base_aer"], t["aer"], t["delta"]) == (pytest.approx(50.0), pytest.approx(25.0), pytest.approx(-25.0))
+    assert all(t["p_value"] <= t["p_holm"] <= 1 for t in h["tests"])
+
+
 def test_symmetrized_uses_each_methods_best_settings(exp):
     gold = al([(0, 0), (1, 1), (2, 2)])
     fwd = {"norm-awo-layer0.align": al([(0, 0), (1, 1), (2, 1)]), "norm-awi-layer0.align": al([(0, 2)])}
@@ -59,7 +87,7 @@ def test_symmetrized_uses_each_methods_best_settings(exp):
     f_rows, _ = exp.score_all(gold, fwd)
     r_rows, _ = exp.score_all(gold, rev)
     out = {r["hyp"]: r for r in exp.symmetrized(gold, f_rows, fwd, r_rows, rev, 100)}
-    assert set(out) == {"norm intersect", "norm grow-diag-final-and"}
+    assert set(out) == {"norm intersect", "norm grow-diag", "norm grow-diag-final-and"}
     assert out["norm intersect"]["forward"] == "norm-awo-layer0.align"
     assert out["norm intersect"]["links"] == 2  # {0-0, 1-1}
     # intersect {0-0, 1-1}: P 1, R 2/3, AER 1 - 4/5 = 20. grow-diag from 1-1 adds 2-1 (source 2
@@ -93,7 +121,13 @@ def test_whole_run_on_the_shipped_model(exp, tmp_path):
     assert list(res["directions"]) == ["enfr"] and res["meta"]["sentences"] == 6
     names = {r["hyp"] for r in res["directions"]["enfr"]["grid"]}
     assert "norm-awi-layer0.align" in names and "norm-head-best-awo-layer0" in names
-    assert {t["shift"] for t in res["headline"]["enfr"]} == {"awo", "awi"}
+    assert {t["shift"] for t in res["paper_protocol"]["enfr"]} == {"awo", "awi"}
+    held = res["held_out"]["enfr"]
+    assert held["folds"] == 2 and {t["shift"] for t in held["tests"]} == {"awo", "awi"}
+    # each choice names the setting taken on one half: a layer of its own method and shift
+    for c in held["choices"]:
+        assert all(f["chosen"].startswith(f"{c['method']}-{c['shift']}-layer") for f in c["folds"])
+    assert "settings chosen on held-out sentences" in (out / "rwth_deen.md").read_text()
     assert (out / "rwth_deen_enfr.png").read_bytes()[:4] == b"\x89PNG"
     assert "| norm-awi |" in (out / "rwth_deen.md").read_text()
     assert not [f for f in os.listdir(out) if f.startswith(".")]
