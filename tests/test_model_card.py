@@ -38,3 +38,11 @@ def test_aer_lines_pick_each_methods_best_layer(tmp_path):
     assert lines[2:] == ["| attn | AWO | 1 | 60.0 | 40.0 | 50.0 |", "| norm | AWI | 2 | 80.0 | 20.0 | 50.0 |"]
     with pytest.raises(ValueError, match="no direction 'ende'"):
         model_card.aer_lines(str(p), "ende")
+
+
+def test_checkpoint_facts_read_from_the_shipped_model():
+    pytest.importorskip("fairseq")
+    f = model_card.checkpoint_facts(os.path.join(ROOT, "data", "models", "enfr", "model.pt"))
+    # what export_model.py writes: fp16 weights, no Adam moments; the recipe shares all embeddings
+    assert (f["shared"], f["dtypes"], f["optimizer_state"]) == (True, "float16", False)
+    assert (f["encoder_layers"], f["decoder_layers"], f["d_model"], f["heads"]) == (3, 3, 256, 4)

@@ -66,10 +66,13 @@ def checkpoint_facts(path: str) -> dict:
     get = (lambda k: getattr(m, k, None)) if not isinstance(m, dict) else m.get
     hist = state.get("optimizer_history") or [{}]
     params = sum(v.numel() for k, v in state["model"].items() if not k.endswith("_float_tensor"))
+    dtypes = sorted({str(v.dtype).removeprefix("torch.") for v in state["model"].values() if v.is_floating_point()})
     return {"arch": get("arch"), "encoder_layers": get("encoder_layers"), "decoder_layers": get("decoder_layers"),
             "d_model": get("encoder_embed_dim"), "ffn": get("encoder_ffn_embed_dim"),
             "heads": get("decoder_attention_heads"), "normalize_before": get("decoder_normalize_before"),
             "dropout": get("dropout"), "updates": hist[-1].get("num_updates"), "parameters": params,
+            "shared": bool(get("share_all_embeddings")), "dtypes": "/".join(dtypes),
+            "optimizer_state": bool((state.get("last_optimizer_state") or {}).get("state")),  # Adam moments
             "size_mb": round(os.path.getsize(path) / 1e6, 1)}
 
 
@@ -110,6 +113,7 @@ def main(argv=None) -> int:
     ap.add_argument("--aer-set", default="the gold set", help="what --aer was measured on, for the heading")
     ap.add_argument("--title", default=None)
     ap.add_argument("--note", default="")
+    ap.add_argument("--threads", type=int, required=True, help="OMP_NUM_THREADS the training ran with")
     args = ap.parse_args(argv)
     if len(args.log) != len(args.command):
         ap.error(f"{len(args.log)} --log but {len(args.command)} --command: give one command per run")
@@ -129,8 +133,9 @@ def main(argv=None) -> int:
              "## Model",
              f"- fairseq `{ck['arch']}`, post-LN" if not ck["normalize_before"] else f"- fairseq `{ck['arch']}`, pre-LN",
              f"- {ck['encoder_layers']}+{ck['decoder_layers']} layers, d_model {ck['d_model']}, FF {ck['ffn']}, "
-             f"{ck['heads']} heads, shared embeddings, dropout {ck['dropout']}; {ck['parameters'] / 1e6:.1f}M "
-             f"parameters; weights stored in fp16 ({ck['size_mb']} MB, no optimizer state)",
+             f"{ck['heads']} heads, {'shared' if ck['shared'] else 'separate'} embeddings, dropout {ck['dropout']}; "
+             f"{ck['parameters'] / 1e6:.1f}M parameters; weights stored in {ck['dtypes']} ({ck['size_mb']} MB, "
+             f"{'with' if ck['optimizer_state'] else 'no'} optimizer moments)",
              f"- joint SentencePiece BPE, {prep['vocab']} pieces (`spm.model`), lowercased text", "",
              "## Data (training text plus the test sentences, never their gold links)",
              f"- training pairs: {prep['train_pairs']} (including the {prep['test_pairs']} test sentences "
@@ -147,7 +152,8 @@ def main(argv=None) -> int:
         lines.append("- each run resumed from the previous run's last saved checkpoint (every 250 updates); "
                      "updates logged after it were lost and done again")
     lines += [
-             f"- {ck['updates']} updates; {wall / 60:.0f} min wall on one CPU core "
+             f"- {ck['updates']} updates; {wall / 60:.0f} min wall on {args.threads} CPU thread"
+             f"{'s' if args.threads > 1 else ''} "
              f"({sum(ups) / len(ups) if ups else float('nan'):.2f} updates/s); fairseq {fairseq.__version__}, "
              f"torch {torch.__version__}",
              f"- validation perplexity {lg['valid_ppl']:.2f} at update {lg['valid_update']}" if "valid_ppl" in lg
