@@ -85,7 +85,8 @@ class Recorder:
 
     def _v(self, rec: dict):
         def hook(module, args, output):
-            rec["v"] = self.adapter._t(output)
+            if isinstance(output, torch.Tensor):  # a wrapped Linear returning more than a tensor: recompute instead
+                rec["v"] = self.adapter._t(output)
         return hook
 
     def _inputs(self, part: str, index: int) -> LayerInputs:

@@ -151,7 +151,7 @@ def value_grams(x: Tensor, layer: CrossAttentionLayer, folds: tuple[bool, ...] =
     for s in range(0, n, GRAM_CHUNK):
         e = min(n, s + GRAM_CHUNK)
         w = torch.bmm(vt[:, s:e], q)  # (H, c, nf D): w[h, n] = v^h_n (W^T W)[h, :]
-        # g[h, n, f, k] = v^h (W^T W)[h, k] v^k (vecdot: no product tensor in between)
+        # g[h, n, f, k] = v^h (W^T W)[h, k] v^k; the chunk keeps the product tensor cache-sized
         g = torch.linalg.vecdot(w.view(H, e - s, nf, H, d), v[s:e].view(1, e - s, 1, H, d))
         out[s:e] = g.permute(1, 0, 2, 3)
     return tuple(out[:, :, i].reshape(B, S, H, H) for i in range(nf))

@@ -123,3 +123,20 @@ def test_scores_are_float32_and_close(pairs, reference, dtype):
         assert t.dtype == torch.float32
     enc_inp, enc_blk = rec.self_block("encoder", 0)
     assert enc_inp.x.dtype == torch.float32 and enc_blk.v_weight.dtype == torch.float32
+
+
+def test_float32_fairseq_values_are_the_models_own(pairs, reference):
+    """fairseq (time-first): the recorder hands the methods the value projections the model computed,
+    batch-first and equal to projecting the recorded encoder output again."""
+    from align.norms import values
+    aligner, _ = reference
+    src = [aligner.encode_pair(s, t, i)[0].ids for i, (s, t) in enumerate(zip(*pairs))][:3]
+    labels = [aligner.encode_pair(s, t, i)[1].ids for i, (s, t) in enumerate(zip(*pairs))][:3]
+    s_ids, s_mask = collate(src, aligner.pad)
+    l_ids, l_mask = collate(labels, aligner.pad)
+    with torch.no_grad(), Recorder(aligner.model, aligner.adapter) as rec:
+        aligner.adapter.forward(aligner.model, Batch(s_ids, s_mask, l_ids, l_mask))
+    for k in range(3):
+        inp = rec.layer_inputs(k)
+        assert inp.v is not None and inp.v.shape == inp.x.shape
+        torch.testing.assert_close(inp.v, values(inp.x, rec.layer(k)), rtol=1e-5, atol=1e-5)

@@ -32,6 +32,7 @@ case "$name" in
       # a shipped model keeps its dictionaries beside model.pt, a training checkpoint in ../bin
       vocab=$(dirname "$RESUME"); [ -f "$vocab/dict.$src.txt" ] || vocab="$vocab/../bin"
       resume_dict="$vocab/dict.$src.txt"
+      resume_spm="$vocab/spm.model"; [ -f "$resume_spm" ] || resume_spm="$vocab/../spm.model"
     fi
     if [ "$src" = de ]; then test_file="$SHARED"/gold/deen_rwth/deen.src-tgt; else
       mkdir -p work; awk -F' \\|\\|\\| ' '{print $2" ||| "$1}' "$SHARED"/gold/deen_rwth/deen.src-tgt > work/ende.src-tgt
@@ -39,7 +40,7 @@ case "$name" in
     python data/scripts/prepare.py --src "$src" --tgt "$tgt" --out "work/$name" \
       --train "work/deen_corpus.txt.$src" "work/deen_corpus.txt.$tgt" \
       --valid "$SHARED"/parallel/multi30k/tok/val.lc.norm.tok.{"$src","$tgt"} \
-      --test "$test_file" --test-repeat 20 --vocab 16000 ${RESUME:+--dict "$resume_dict"}
+      --test "$test_file" --test-repeat 20 --vocab 16000 ${RESUME:+--dict "$resume_dict" --spm "$resume_spm"}
     # 3+3 layers, one thread on one core: about 0.4 updates/s (1,300 updates per epoch).
     LAYERS=${LAYERS:-3} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} bash data/scripts/train.sh "work/$name" "$src" "$tgt" "$updates" \
       --save-interval-updates 250 ${RESUME:+--restore-file "$RESUME"}

@@ -109,7 +109,9 @@ def main(argv=None) -> int:
     spm_prefix = os.path.join(args.out, "spm")
     if args.spm:  # the resumed model's own pieces: its embeddings mean nothing under another segmentation
         import shutil
-        shutil.copyfile(args.spm, spm_prefix + ".model")
+        dst = spm_prefix + ".model"
+        if not (os.path.exists(dst) and os.path.samefile(args.spm, dst)):  # resuming from work/NAME itself
+            shutil.copyfile(args.spm, dst)
     else:
         _train_spm(spm, args, raw, spm_prefix)
     sp = spm.SentencePieceProcessor(model_file=spm_prefix + ".model")
@@ -129,7 +131,8 @@ def main(argv=None) -> int:
                     "--destdir", os.path.join(args.out, "bin"), "--srcdict", dict_path, "--tgtdict", dict_path,
                     "--workers", "2"], check=True)
     meta = {"train_pairs": len(train), "test_pairs": len(test), "test_repeat": args.test_repeat,
-            "valid_pairs": len(valid), "vocab": args.vocab, "seed": args.seed,
+            "valid_pairs": len(valid), "vocab": sp.get_piece_size(), "seed": args.seed,
+            "spm_from": args.spm, "dict_from": args.dict,
             "sentencepiece": spm.__version__, "train_files": args.train, "test_file": args.test}
     with open(os.path.join(args.out, "prepare.json"), "w") as f:
         json.dump(meta, f, indent=1)
