@@ -10,6 +10,12 @@ same rules are applied to them: the model then reads and writes the gold's own w
 French is never an unusual input to it (the other way, contracting the gold, would change its word
 count and every index). Everything is lowercased, as the gold is fed to the model lowercased.
 
+Known deviations from the gold style, kept because the shipped model was trained with them
+(counts are Hansard lines): English plural possessives lose their apostrophe (``members'`` ->
+``members``, 2,128), a sentence-final abbreviation keeps the full stop as its own (``No.`` at the end
+of ``Some hon. members: No.``, about 150), digits and letters are split (``1er`` -> ``1 er``, 531)
+and French thousands written with spaces stay two words (``700 000``, 3,670).
+
 Held out of training: the last ``HELD_OUT_VALID + HELD_OUT_TEST`` pairs of the Hansard set (the
 last sitting days of the file, a contiguous slice; the set has no duplicate pairs), for validation
 and for BLEU. Pairs whose character lengths differ by more than ``MAX_RATIO`` (the sentence-alignment
