@@ -1,7 +1,8 @@
 """The 2020 paper's experiment on RWTH De-En with our models: attention weights against norms (and
 the block-level methods), layer by layer, AWO and AWI, De->En and En->De, symmetrized, next to
-eflomal on equal data and to other systems' outputs. Writes ``OUT/rwth_deen.{md,json}`` and
-``OUT/rwth_deen_<direction>.png``.
+eflomal on equal data and to other systems' outputs. Writes ``OUT/NAME.{md,json}`` and
+``OUT/NAME_<direction>.png`` (NAME: ``--name``, default rwth_deen). Any gold set in the same layout
+works: ``--gold-dir data/gold/enfr_hansards --pair enfr --name hansards_enfr`` runs it on Hansards.
 
 Usage: python benchmarks/rwth_experiment.py [--gold-dir ../shared/data/gold/deen_rwth]
            [--forward data/models/deen] [--reverse data/models/ende] [--out benchmarks/results] [--limit N]
@@ -310,17 +311,18 @@ def held_out_section(directions: dict, held: dict, n: int) -> list[str]:
 
 def write_report(out: str, meta: dict, directions: dict, tests: dict, ff: dict, sym: list, other_rows: list,
                  eflomal: dict | None, held: dict | None = None) -> str:
-    """Write rwth_deen.md and rwth_deen.json (atomically) and return the Markdown."""
-    md = [f"# RWTH De-En word alignment: {meta['sentences']} sentence pairs", "",
-          "Every figure below was printed by `python benchmarks/rwth_experiment.py` (the gold read from "
-          "`../shared/data/gold/deen_rwth` or `--gold-dir`), the eflomal rows by the command given with them.", "",
-          "AER (%) against the RWTH gold (sure + possible links), word level, argmax over source words. "
+    """Write NAME.md and NAME.json (atomically; NAME = meta["name"]) and return the Markdown."""
+    name = meta.get("name", "rwth_deen")
+    md = [f"# {meta.get('title', 'RWTH De-En word alignment')}: {meta['sentences']} sentence pairs", "",
+          f"Every figure below was printed by `{meta.get('command', 'python benchmarks/rwth_experiment.py')}` (the "
+          "gold read from `--gold-dir`, never copied), the eflomal rows by the command given with them.", "",
+          "AER (%) against the gold (sure + possible links), word level, argmax over source words. "
           "Protocol of our models and of eflomal: the training text plus the test sentences (never their "
           "gold links), as lilt/alignment-scripts trains every aligner; "
           f"the paper removed the test sentences. Models: {meta['models']}.", ""]
     for d, res in directions.items():
         md += [f"## {res['label']} ({res['model']})", "", format_markdown(res["grid"]), "",
-               f"![AER per layer](rwth_deen_{d}.png)", "", "<details><summary>precision and recall</summary>", "",
+               f"![AER per layer]({name}_{d}.png)", "", "<details><summary>precision and recall</summary>", "",
                format_markdown(res["grid"], "precision", "P (%)"), "",
                format_markdown(res["grid"], "recall", "R (%)"), "", "</details>", ""]
     if held:
@@ -351,17 +353,19 @@ def write_report(out: str, meta: dict, directions: dict, tests: dict, ff: dict, 
                    + (f"ahead by {eb['aer'] - top['aer']:.1f} points." if top["aer"] < eb["aer"]
                       else f"behind by {top['aer'] - eb['aer']:.1f} points."), ""]
         md += _fmt_rows(sym, "forward") + [""]
-    md += ["## Other systems", "", f"Kobayashi et al. (2020), quoted: {PAPER_DATA}.", "",
-           "| system | AER |", "|---|---:|"] + [f"| {p['system']} | {p['aer']:.1f} |" for p in PAPER] + [""]
-    md += ["ALTI+ authors' figures, quoted (Ferrando et al. 2022; their repository's AER notebook; a 6-layer post-LN "
-           "Transformer trained on Europarl De-En, De->En):", "", "| system | AER |", "|---|---:|"]
-    md += [f"| {p['system']} | {p['aer']:.1f} |" for p in ALTI_PAPER] + [""]
+    md += ["## Other systems", ""]
+    if meta.get("pair", "deen") == "deen":  # the published figures are on RWTH De-En
+        md += [f"Kobayashi et al. (2020), quoted: {PAPER_DATA}.", "",
+               "| system | AER |", "|---|---:|"] + [f"| {p['system']} | {p['aer']:.1f} |" for p in PAPER] + [""]
+        md += ["ALTI+ authors' figures, quoted (Ferrando et al. 2022; their repository's AER notebook; a 6-layer "
+               "post-LN Transformer trained on Europarl De-En, De->En):", "", "| system | AER |", "|---|---:|"]
+        md += [f"| {p['system']} | {p['aer']:.1f} |" for p in ALTI_PAPER] + [""]
     for run in sorted(eflomal or {}, key=lambda r: -int(r[1:])):  # x20 (equal data) first
         e = eflomal[run]
         same = " (exactly the NMT models' text)" if e["test_repeat"] == 20 else " (the NMT models saw them x20)"
         md += [f"eflomal {e['eflomal']} on our models' training text with the test sentences {run}{same}: "
                f"{e['train_pairs']} pairs + {e['test_pairs']} x{e['test_repeat']} "
-               f"(`python benchmarks/eflomal_baseline.py --pair deen --test-repeat {e['test_repeat']}`):", ""]
+               f"(`python benchmarks/eflomal_baseline.py --pair {e.get('pair', 'deen')} --test-repeat {e['test_repeat']}`):", ""]
         md += _fmt_rows([r for r in e["results"].values()]) + [""]
     if other_rows:
         md += ["Outputs in ../shared/data/system_outputs, scored here (training data differ from ours):", ""]
@@ -370,11 +374,11 @@ def write_report(out: str, meta: dict, directions: dict, tests: dict, ff: dict, 
     payload = {"meta": meta, "directions": directions, "held_out": held, "paper_protocol": tests, "ff_effect": ff,
                "symmetrized": sym,
                "paper": {"data": PAPER_DATA, "rows": PAPER}, "eflomal": eflomal, "others": other_rows}
-    for name, body in (("rwth_deen.md", text), ("rwth_deen.json", json.dumps(payload, indent=1))):
-        tmp = os.path.join(out, f".tmp-{name}")
+    for fname, body in ((f"{name}.md", text), (f"{name}.json", json.dumps(payload, indent=1))):
+        tmp = os.path.join(out, f".tmp-{fname}")
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(body)
-        os.replace(tmp, os.path.join(out, name))
+        os.replace(tmp, os.path.join(out, fname))
     return text
 
 
@@ -391,6 +395,8 @@ def main(argv=None) -> int:
                     help="eflomal_baseline.py results to report (default: the x20 and x1 runs)")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results"))
     ap.add_argument("--limit", type=int, default=0, help="only the first N sentences (a quick look)")
+    ap.add_argument("--name", default="rwth_deen", help="stem of the output files")
+    ap.add_argument("--title", default="RWTH De-En word alignment", help="heading of the report")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--bootstrap", type=int, default=1000)
     args = ap.parse_args(argv)
@@ -422,7 +428,7 @@ def main(argv=None) -> int:
         held[key] = held_out_tests(rows, counts, args.bootstrap)
         ff[key] = ff_effect(rows)
         models.append(f"{label} `{os.path.relpath(model_dir, ROOT)}`")
-        plot_heatmap(layer_rows(rows), os.path.join(args.out, f"rwth_deen_{key}.png"))
+        plot_heatmap(layer_rows(rows), os.path.join(args.out, f"{args.name}_{key}.png"))
     if not directions:
         print("rwth_experiment: no model to run (see --forward/--reverse)", file=sys.stderr)
         return 1
@@ -441,11 +447,14 @@ def main(argv=None) -> int:
             with open(path) as f:
                 e = json.load(f)
             eflomal[f"x{e['test_repeat']}"] = e
+    given = sys.argv[1:] if argv is None else list(argv)
     meta = {"sentences": len(pairs), "models": "; ".join(models), "seconds": round(time.time() - t0, 1),
-            "gold": f"{args.pair}.src-tgt / {args.pair}.gold (RWTH, read from --gold-dir, never copied)"}
+            "gold": f"{args.pair}.src-tgt / {args.pair}.gold (read from --gold-dir, never copied)",
+            "pair": args.pair, "name": args.name, "title": args.title,
+            "command": " ".join(["python benchmarks/rwth_experiment.py", *given])}
     text = write_report(args.out, meta, directions, tests, ff, sym, other_rows, eflomal, held)
     print(text)
-    print(f"{len(pairs)} sentences, {meta['seconds']} s -> {args.out}/rwth_deen.md", file=sys.stderr)
+    print(f"{len(pairs)} sentences, {meta['seconds']} s -> {args.out}/{args.name}.md", file=sys.stderr)
     return 0
 
 
