@@ -3,9 +3,9 @@ sentence pairs in memory, without binarizing data (the engine is :class:`align.a
 
 >>> aligner = NormAligner.from_checkpoint("data/models/enfr/model.pt")
 >>> out = aligner.align(["mr. speaker , i thank the minister ."],
-...                     ["monsieur le président , je remercie le ministre ."], methods=["norm"], layers=[2])
->>> out[("norm", 2, "awi")][0]  # (source word, target word), 0-based
-[(0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (4, 5), (4, 7), (6, 6), (7, 8)]
+...                     ["monsieur le président , je remercie le ministre ."], methods=["norm"], layers=[0])
+>>> out[("norm", 0, "awi")][0]  # (source word, target word), 0-based
+[(0, 0), (0, 1), (0, 2), (2, 3), (3, 4), (4, 5), (6, 6), (6, 7), (7, 8)]
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ def test_whole_run_on_the_shipped_model(curve, tmp_path, capsys):
     assert curve.main(args) == 0
     with open(out + ".json") as f:
         (p,) = json.load(f)["points"]
-    assert p["updates"] == 2000 and p["sentences"] == 8 and set(p["best"]) == {
+    assert p["updates"] == 7500 and p["sentences"] == 8 and set(p["best"]) == {
         "attn-awo", "attn-awi", "norm-awo", "norm-awi"}
     assert all(0 <= v["aer"] <= 100 and 0 <= v["layer"] < 3 for v in p["best"].values())
     assert os.path.getsize(out + ".png") > 0

@@ -29,12 +29,12 @@ def test_readme_align_extract_example(tmp_path):
     subprocess.run([sys.executable, "data/scripts/fairseq_to_hf.py", "data/models/enfr", str(out)], cwd=ROOT,
                    check=True, capture_output=True)
     pair = "mr. speaker , i thank the minister . ||| monsieur le président , je remercie le ministre .\n"
-    want = "0-0 1-1 2-2 3-3 4-4 4-5 4-7 6-6 7-8\n"
+    want = "0-0 0-1 0-2 2-3 3-4 4-5 6-6 6-7 7-8\n"
     readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     assert want.strip() in readme
     for model in (str(out), "data/models/enfr/model.pt"):
         r = subprocess.run([sys.executable, "-m", "align.extract_cli", "--model", model, "--input", "-",
-                            "--methods", "norm", "--layers", "2"], input=pair, cwd=ROOT, capture_output=True,
+                            "--methods", "norm", "--layers", "0"], input=pair, cwd=ROOT, capture_output=True,
                            text=True, env={**os.environ, "PYTHONPATH": ROOT})
         assert r.returncode == 0, r.stderr[-2000:]
         assert r.stdout == want

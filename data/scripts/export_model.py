@@ -44,11 +44,15 @@ def main(argv=None) -> int:
     if "cfg" in keep:
         keep["cfg"]["task"]["data"] = "."
         keep["cfg"]["checkpoint"]["save_dir"] = "."
+        # where training resumed from is a path of the training machine: fairseq's default instead
+        keep["cfg"]["checkpoint"]["restore_file"] = "checkpoint_last.pt"
         # train.sh's --user-dir (the safe loader) is a path on the training machine, needed by no reader
         if isinstance(keep["cfg"].get("common"), dict):
             keep["cfg"]["common"]["user_dir"] = None
         if hasattr(keep["cfg"].get("model"), "user_dir"):
             keep["cfg"]["model"].user_dir = None
+        if hasattr(keep["cfg"].get("model"), "restore_file"):
+            keep["cfg"]["model"].restore_file = "checkpoint_last.pt"
     torch.save(keep, os.path.join(out, "model.pt"))
     save_safe(keep, out)
     for name in (f"dict.{src}.txt", f"dict.{tgt}.txt"):
