@@ -20,7 +20,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from align.formats import read_alignments, read_text_pairs, shared_data_dir  # noqa: E402
+from align.formats import read_alignments, read_text_pairs, shared_data_dir, write_text_atomic  # noqa: E402
 from align.links import Alignments  # noqa: E402
 from align.symmetrize import symmetrize_corpus  # noqa: E402
 from eval.metrics import bootstrap_ci, count_matches, score_counts  # noqa: E402
@@ -90,10 +90,7 @@ def main(argv=None) -> int:
                         "(never their links)", "eflomal": version("eflomal"),
             "seconds": round(time.time() - t0, 1), "results": results}
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    tmp = out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(meta, f, indent=1)
-    os.replace(tmp, out)
+    write_text_atomic(out, json.dumps(meta, indent=1))
     print(f"{len(train)} training pairs + {len(test)} test pairs x{args.test_repeat}, {meta['seconds']} s -> "
           f"{os.path.relpath(out, ROOT)}")
     return 0

@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import time
+from typing import Callable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -79,32 +80,45 @@ def align_direction(model_dir: str, pairs: list, batch_size: int, methods=ALL_ME
     return align_pairs(model_dir, pairs, list(methods), batch_size, progress=sys.stderr.isatty())
 
 
-def headline_tests(rows: list[dict], counts: dict, n_samples: int) -> list[dict]:
-    """Per shift: each method's best layer against best-layer ``attn`` and against best-layer ``norm``,
-    paired bootstrap over sentences; p-values Holm-adjusted over all the tests of one direction."""
+def compare(get: Callable, methods, n_samples: int, fields: Callable) -> list[dict]:
+    """Per shift, each method against ``attn`` and against ``norm`` (attn vs norm once): paired bootstrap
+    over sentences of the counts ``get(method, shift)`` gives as ``(counts, info)`` (None: absent), the
+    ``fields(base_info, method_info)`` of each test; p-values Holm-adjusted over all the tests."""
     out = []
-    main = layer_rows(rows)
     for shift in ("awo", "awi"):
-        shifted = [r for r in main if parse_name(r["hyp"]).shift == shift]
         for base in ("attn", "norm"):
-            try:
-                b = best(shifted, base)
-            except ValueError:
+            b = get(base, shift)
+            if b is None:
                 continue
-            for method in LAYER_METHODS:
+            for method in methods:
                 if method == base or (base == "norm" and method == "attn"):
                     continue
-                try:
-                    n = best(shifted, method)
-                except ValueError:
+                m = get(method, shift)
+                if m is None:
                     continue
-                test = paired_bootstrap(counts[b["hyp"]], counts[n["hyp"]], n_samples)
-                out.append({"shift": shift, "base": base, "method": method, "attn": b["hyp"], "attn_aer": b["aer"],
-                            "norm": n["hyp"], "norm_aer": n["aer"], "delta": 100 * test["delta"],
-                            "delta_ci": [100 * x for x in test["delta_ci"]], "p_value": test["p_value"]})
+                test = paired_bootstrap(b[0], m[0], n_samples)
+                out.append({"shift": shift, "base": base, "method": method, **fields(b[1], m[1]),
+                            "delta": 100 * test["delta"], "delta_ci": [100 * x for x in test["delta_ci"]],
+                            "p_value": test["p_value"]})
     for t, adj in zip(out, holm([t["p_value"] for t in out])):
         t["p_holm"] = adj
     return out
+
+
+def headline_tests(rows: list[dict], counts: dict, n_samples: int) -> list[dict]:
+    """Per shift: each method's best layer against best-layer ``attn`` and against best-layer ``norm``,
+    paired bootstrap over sentences; p-values Holm-adjusted over all the tests of one direction."""
+    main = layer_rows(rows)
+
+    def get(method: str, shift: str):
+        try:
+            r = best([r for r in main if parse_name(r["hyp"]).shift == shift], method)
+        except ValueError:
+            return None
+        return counts[r["hyp"]], r
+
+    return compare(get, LAYER_METHODS, n_samples,
+                   lambda b, m: {"attn": b["hyp"], "attn_aer": b["aer"], "norm": m["hyp"], "norm_aer": m["aer"]})
 
 
 # The per-head methods choose a (layer, head) on the tuning half, like attn-head-best in the tables.
@@ -142,21 +156,9 @@ def held_out_tests(rows: list[dict], counts: dict, n_samples: int, k: int = 2) -
             pooled[(method, shift)] = h["pooled"]
             choices.append({"shift": shift, "method": method, "aer": 100 * score_counts(h["pooled"]).aer,
                             "folds": [{**f, "chosen": f["chosen"].removesuffix(".align")} for f in h["folds"]]})
-    tests = []
-    for shift in ("awo", "awi"):
-        for base in ("attn", "norm"):
-            if (base, shift) not in pooled:
-                continue
-            for method in list(LAYER_METHODS) + list(HEAD_METHODS):
-                if method == base or (base == "norm" and method == "attn") or (method, shift) not in pooled:
-                    continue
-                b, m = pooled[(base, shift)], pooled[(method, shift)]
-                t = paired_bootstrap(b, m, n_samples)
-                tests.append({"shift": shift, "base": base, "method": method, "base_aer": 100 * score_counts(b).aer,
-                              "aer": 100 * score_counts(m).aer, "delta": 100 * t["delta"],
-                              "delta_ci": [100 * x for x in t["delta_ci"]], "p_value": t["p_value"]})
-    for t, adj in zip(tests, holm([t["p_value"] for t in tests])):
-        t["p_holm"] = adj
+    tests = compare(lambda method, shift: ((pooled[(method, shift)], 100 * score_counts(pooled[(method, shift)]).aer)
+                                           if (method, shift) in pooled else None),
+                    list(LAYER_METHODS) + list(HEAD_METHODS), n_samples, lambda b, m: {"base_aer": b, "aer": m})
     return {"folds": k, "choices": choices, "tests": tests}
 
 

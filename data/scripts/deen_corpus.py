@@ -13,15 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 from align.corpus import HELD_OUT, split  # noqa: E402
-
-
-def _write(path: str, lines) -> None:
-    # whole files only: a second run at the same time (deen and ende recipes) or a crash never leaves a
-    # half-written corpus behind
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.writelines(lines)
-    os.replace(tmp, path)
+from align.formats import write_text_atomic  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -30,11 +22,11 @@ def main(argv=None) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     pairs, held = split(argv[0])
-    _write(argv[1], (f"{d} ||| {e}\n" for d, e in pairs))
+    write_text_atomic(argv[1], "".join(f"{d} ||| {e}\n" for d, e in pairs))
     # one file per side too, for prepare.py --train; the held-out sets tokenized alike for validation and bleu.py
     for suffix, subset in [("", pairs)] + [(f".{name}", h) for name, h in held.items()]:
         for side, k in (("de", 0), ("en", 1)):
-            _write(f"{argv[1]}{suffix}.{side}", (p[k] + "\n" for p in subset))
+            write_text_atomic(f"{argv[1]}{suffix}.{side}", "".join(p[k] + "\n" for p in subset))
     print(f"{len(pairs)} de-en pairs -> {argv[1]} (+ .de, .en); held out: "
           + ", ".join(f"{n} -> {argv[1]}.{n}.{{de,en}}" for n in HELD_OUT))
     return 0

@@ -14,14 +14,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
+from align.formats import write_text_atomic  # noqa: E402
 from align.hansards import HELD_OUT_TEST, HELD_OUT_VALID, MAX_RATIO, MAX_WORDS, collect  # noqa: E402
-
-
-def _write(path: str, lines) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"  # whole files only, never a half-written corpus
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.writelines(lines)
-    os.replace(tmp, path)
 
 
 def main(argv=None) -> int:
@@ -38,11 +32,11 @@ def main(argv=None) -> int:
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     for suffix, pairs in (("", corpus.train), (".valid", corpus.valid), (".test", corpus.test)):
         for side, k in (("en", 0), ("fr", 1)):
-            _write(f"{out}{suffix}.{side}", (p[k] + "\n" for p in pairs))
+            write_text_atomic(f"{out}{suffix}.{side}", "".join(p[k] + "\n" for p in pairs))
     meta = {"train_pairs": len(corpus.train), "valid_pairs": len(corpus.valid), "test_pairs": len(corpus.test),
             "pairs_per_set": corpus.sets, "dropped": corpus.dropped, "max_ratio": MAX_RATIO,
             "max_words": MAX_WORDS, "held_out": f"last {HELD_OUT_VALID}+{HELD_OUT_TEST} Hansard pairs"}
-    _write(out + ".json", [json.dumps(meta, indent=1) + "\n"])
+    write_text_atomic(out + ".json", json.dumps(meta, indent=1) + "\n")
     print(f"{len(corpus.train)} en-fr training pairs -> {out}.{{en,fr}}; held out {len(corpus.valid)} valid, "
           f"{len(corpus.test)} test; dropped {corpus.dropped}")
     return 0

@@ -8,6 +8,15 @@
 set -euo pipefail
 SHARED=${SHARED:-../shared/data}
 name=$1; updates=${2:-3000}
+src=${name:0:2}; tgt=${name:2:2}
+resume_vocab=()
+if [ -n "${RESUME:-}" ]; then  # keep the dictionary and SentencePiece model the weights were trained with
+  # a shipped model keeps them beside model.pt; a training checkpoint keeps the dictionary in ../bin, spm.model in ..
+  d=$(dirname "$RESUME")
+  dict="$d/dict.$src.txt"; [ -f "$dict" ] || dict="$d/../bin/dict.$src.txt"
+  spm="$d/spm.model"; [ -f "$spm" ] || spm="$d/../spm.model"
+  resume_vocab=(--dict "$dict" --spm "$spm")
+fi
 case "$name" in
   enfr)
     # The demo model: all En-Fr text of ../shared (Canadian Hansards 284k pairs, news, Tatoeba, FLORES, Multi30k),
@@ -16,9 +25,7 @@ case "$name" in
     python data/scripts/enfr_corpus.py "$SHARED" work/enfr_corpus
     python data/scripts/prepare.py --src en --tgt fr --out work/enfr \
       --train work/enfr_corpus.en work/enfr_corpus.fr --valid work/enfr_corpus.valid.en work/enfr_corpus.valid.fr \
-      --test "$SHARED"/gold/enfr_hansards/enfr.src-tgt --test-repeat 20 --vocab 8000 \
-      ${RESUME:+--dict "$(d=$(dirname "$RESUME"); [ -f "$d/dict.en.txt" ] && echo "$d" || echo "$d/../bin")/dict.en.txt"} \
-      ${RESUME:+--spm "$(d=$(dirname "$RESUME"); [ -f "$d/spm.model" ] && echo "$d" || echo "$d/..")/spm.model"}
+      --test "$SHARED"/gold/enfr_hansards/enfr.src-tgt --test-repeat 20 --vocab 8000 "${resume_vocab[@]}"
     # 3+3 layers. The shipped model (fifth session) continued the Multi30k demo model (2000 updates, its
     # SentencePiece model and dictionary kept) on this text: RESUME=data/models/enfr/model.pt, 2 threads.
     LAYERS=3 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} bash data/scripts/train.sh work/enfr en fr "$updates" --save-interval-updates 250 \
@@ -27,20 +34,13 @@ case "$name" in
   deen|ende)
     # All de-en text of ../shared (194k pairs) + the 508 RWTH test sentences x20 (the gold stays in ../shared).
     python data/scripts/deen_corpus.py "$SHARED" work/deen_corpus.txt
-    src=${name:0:2}; tgt=${name:2:2}
-    if [ -n "${RESUME:-}" ]; then  # keep the dictionary the weights were trained with
-      # a shipped model keeps its dictionaries beside model.pt, a training checkpoint in ../bin
-      vocab=$(dirname "$RESUME"); [ -f "$vocab/dict.$src.txt" ] || vocab="$vocab/../bin"
-      resume_dict="$vocab/dict.$src.txt"
-      resume_spm="$vocab/spm.model"; [ -f "$resume_spm" ] || resume_spm="$vocab/../spm.model"
-    fi
     if [ "$src" = de ]; then test_file="$SHARED"/gold/deen_rwth/deen.src-tgt; else
       mkdir -p work; awk -F' \\|\\|\\| ' '{print $2" ||| "$1}' "$SHARED"/gold/deen_rwth/deen.src-tgt > work/ende.src-tgt
       test_file=work/ende.src-tgt; fi
     python data/scripts/prepare.py --src "$src" --tgt "$tgt" --out "work/$name" \
       --train "work/deen_corpus.txt.$src" "work/deen_corpus.txt.$tgt" \
       --valid "$SHARED"/parallel/multi30k/tok/val.lc.norm.tok.{"$src","$tgt"} \
-      --test "$test_file" --test-repeat 20 --vocab 16000 ${RESUME:+--dict "$resume_dict" --spm "$resume_spm"}
+      --test "$test_file" --test-repeat 20 --vocab 16000 "${resume_vocab[@]}"
     # 3+3 layers, one thread on one core: about 0.4 updates/s (1,300 updates per epoch).
     LAYERS=${LAYERS:-3} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} bash data/scripts/train.sh "work/$name" "$src" "$tgt" "$updates" \
       --save-interval-updates 250 ${RESUME:+--restore-file "$RESUME"}
