@@ -44,10 +44,7 @@ ALTI_PAPER = [
     {"system": "Ferrando et al. 2022, ALTI+ cross-attention, best AWO layer", "aer": 38.9},
 ]
 
-# Quoted, not recomputed: Kobayashi et al. (2020), EMNLP, Section 5 (word alignment of a Transformer NMT model),
-# best layer, mean of 5 seeds. The unrounded figures are the output stored in the authors' notebook
-# (gorokoba560/norm-analysis-of-transformer, emnlp2020/exp2_nmt/run.ipynb, "5 seeds average", "best layer"):
-# AWO weights 47.742 -> norm 41.362; AWI weights 29.769 -> norm 24.985.
+# Quoted, not recomputed: Kobayashi et al. (2020), EMNLP, Section 5; the source of each figure is in PAPER_DATA.
 PAPER = [
     {"system": "Kobayashi et al. 2020, attention weights, AWO", "aer": 47.7},
     {"system": "Kobayashi et al. 2020, norm, AWO", "aer": 41.4},
