@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 from typing import Callable
@@ -74,12 +75,13 @@ OTHERS = [
 ]
 
 
-def align_direction(model_dir: str, pairs: list, batch_size: int, methods=ALL_METHODS) -> dict[str, Alignments]:
+def align_direction(model_dir: str, pairs: list, batch_size: int, methods=ALL_METHODS,
+                    device: str | None = None) -> dict[str, Alignments]:
     """Forced alignment of ``pairs`` (src words, tgt words) with one model, in process (align-extract's
-    engine): {dump file name: links (src, tgt)}."""
+    engine) on ``device`` (default CPU): {dump file name: links (src, tgt)}."""
     from fairseq_plugins.pipeline import align_pairs
 
-    return align_pairs(model_dir, pairs, list(methods), batch_size, progress=sys.stderr.isatty())
+    return align_pairs(model_dir, pairs, list(methods), batch_size, progress=sys.stderr.isatty(), device=device)
 
 
 def compare(get: Callable, methods, n_samples: int, fields: Callable) -> list[dict]:
@@ -402,6 +404,7 @@ def main(argv=None) -> int:
     ap.add_argument("--name", default="rwth_deen", help="stem of the output files")
     ap.add_argument("--title", default="RWTH De-En word alignment", help="heading of the report")
     ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--device", default="cpu", help="where the models run (cpu, cuda, cuda:1, ...)")
     ap.add_argument("--bootstrap", type=int, default=1000)
     args = ap.parse_args(argv)
     t0 = time.time()
@@ -421,7 +424,7 @@ def main(argv=None) -> int:
             continue
         print(f"[{label}] forced alignment of {len(pairs)} sentences with {model_dir}", file=sys.stderr, flush=True)
         sent = [(b, a) for a, b in pairs] if swap else pairs
-        hyps = align_direction(model_dir, sent, args.batch_size)
+        hyps = align_direction(model_dir, sent, args.batch_size, device=args.device)
         if swap:
             hyps = {name: h.reversed() for name, h in hyps.items()}
         rows, counts = score_all(gold, hyps)
@@ -455,7 +458,7 @@ def main(argv=None) -> int:
     meta = {"sentences": len(pairs), "models": "; ".join(models), "seconds": round(time.time() - t0, 1),
             "gold": f"{args.pair}.src-tgt / {args.pair}.gold (read from --gold-dir, never copied)",
             "pair": args.pair, "name": args.name, "title": args.title,
-            "command": " ".join(["python benchmarks/rwth_experiment.py", *given])}
+            "command": shlex.join(["python", "benchmarks/rwth_experiment.py", *given])}
     text = write_report(args.out, meta, directions, tests, ff, sym, other_rows, eflomal, held)
     print(text)
     print(f"{len(pairs)} sentences, {meta['seconds']} s -> {args.out}/{args.name}.md", file=sys.stderr)

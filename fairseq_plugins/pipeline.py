@@ -17,11 +17,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def align_pairs(model_dir: str, pairs: list, methods: list[str], batch_size: int = 32,
-                progress: bool = False) -> dict[str, Alignments]:
+                progress: bool = False, device: str | None = None) -> dict[str, Alignments]:
     """Forced alignment of (src words, tgt words) pairs with a fairseq model folder, every layer, AWO
     and AWI, per-head methods one file per head: {dump file name: links (src, tgt)}. The same
-    engine as ``align-extract`` and the plugin (imported here only when called)."""
-    aligner = NormAligner.from_checkpoint(os.path.join(model_dir, "model.pt"))
+    engine as ``align-extract`` and the plugin (imported here only when called); ``device`` places the
+    model (default CPU), scores stay float32."""
+    aligner = NormAligner.from_checkpoint(os.path.join(model_dir, "model.pt"), device=device)
     spec = aligner.spec(methods, None, ("awo", "awi"))
     return {name: Alignments.from_lists(links)
             for name, links in aligner.dump(pairs, spec, batch_size, progress).items()}

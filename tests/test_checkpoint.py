@@ -246,6 +246,32 @@ def test_export_writes_a_safely_loadable_model(tmp_path):
 
 
 @needs_enfr
+def test_export_keeps_tied_weights_one_tensor(tmp_path):
+    import export_model
+
+    # a training checkpoint holds the shared embeddings as one tensor under three keys (fp32)
+    state = ck.load_checkpoint(os.path.join(ENFR, "model.pt"))
+    tied = ["encoder.embed_tokens.weight", "decoder.embed_tokens.weight", "decoder.output_projection.weight"]
+    one = state["model"][tied[0]].float()
+    for k in tied:
+        state["model"][k] = one
+    torch.save(state, tmp_path / "checkpoint_last.pt")
+    work = tmp_path / "work"
+    (work / "bin").mkdir(parents=True)
+    for lang in ("en", "fr"):
+        shutil.copy(os.path.join(ENFR, f"dict.{lang}.txt"), work / "bin")
+    shutil.copy(os.path.join(ENFR, "spm.model"), work)
+    out = tmp_path / "out"
+    assert export_model.main([str(tmp_path / "checkpoint_last.pt"), str(work), str(out), "en", "fr"]) == 0
+    model = ck.load_checkpoint(out / "model.pt")["model"]
+    assert len({model[k].data_ptr() for k in tied}) == 1 and model[tied[0]].dtype == torch.float16
+    assert torch.equal(model[tied[2]], one.half())
+    # written once: the .pt is no bigger than the safetensors file (which dedupes) by more than its pickle
+    emb = one.numel() * 2
+    assert os.path.getsize(out / "model.pt") < os.path.getsize(out / "model.safetensors") + emb // 2
+
+
+@needs_enfr
 def test_converter_cli(tmp_path, capsys):
     import to_safetensors
 

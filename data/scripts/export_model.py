@@ -33,7 +33,17 @@ def main(argv=None) -> int:
         print(f"export_model: {e}", file=sys.stderr)
         return 1
     keep = {k: state[k] for k in ("cfg", "args") if state.get(k) is not None}
-    keep["model"] = {k: (v.half() if v.is_floating_point() else v) for k, v in state["model"].items()}
+    # Tied weights (shared embeddings: three keys, one tensor in the checkpoint) stay one tensor, so that
+    # torch.save writes them once: halving each key apart stored a 16k x 256 embedding three times.
+    halves: dict[tuple, torch.Tensor] = {}
+    keep["model"] = {}
+    for k, v in state["model"].items():
+        if v.is_floating_point():
+            tie = (v.data_ptr(), tuple(v.shape), tuple(v.stride()))
+            if tie not in halves:
+                halves[tie] = v.half()
+            v = halves[tie]
+        keep["model"][k] = v
     keep["extra_state"] = {"train_iterator": state.get("extra_state", {}).get("train_iterator", {})}
     keep["optimizer_history"] = state.get("optimizer_history", [])[-1:]
     # Adam's moments would triple the size; keep only its hyper-parameters so that

@@ -5,6 +5,7 @@
 # RESUME=data/models/NAME/model.pt continues from a shipped model (its weights, update count and LR
 # schedule; Adam's moments start afresh): how training spans sessions whose work/ does not persist.
 # RESUME=work/NAME/checkpoints/checkpoint_last.pt continues with Adam's moments too.
+# PREPARE_ONLY=1 stops after work/NAME/bin is made (the GPU recipe data/scripts/gpu_prepare.sh uses it).
 set -euo pipefail
 SHARED=${SHARED:-../shared/data}
 name=$1; updates=${2:-3000}
@@ -41,6 +42,7 @@ case "$name" in
       --train "work/deen_corpus.txt.$src" "work/deen_corpus.txt.$tgt" \
       --valid "$SHARED"/parallel/multi30k/tok/val.lc.norm.tok.{"$src","$tgt"} \
       --test "$test_file" --test-repeat 20 --vocab 16000 "${resume_vocab[@]}"
+    [ -z "${PREPARE_ONLY:-}" ] || exit 0
     # 3+3 layers, one thread on one core: about 0.4 updates/s (1,300 updates per epoch).
     LAYERS=${LAYERS:-3} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} bash data/scripts/train.sh "work/$name" "$src" "$tgt" "$updates" \
       --save-interval-updates 250 ${RESUME:+--restore-file "$RESUME"}

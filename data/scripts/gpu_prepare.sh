@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Ready the one device call of the paper's setting (data/scripts/gpu_paper_setting.sh), here, from the
+# repository root with .venv active. Usage:
+#   data/scripts/gpu_prepare.sh            fill .gpu/ (git-ignored) and move the shipped weights aside
+#   (device)  run  command: bash data/scripts/gpu_paper_setting.sh   carry: [".gpu"]   timeout_s: 600
+#   data/scripts/gpu_prepare.sh --restore  put the shipped weights back
+# .gpu/ holds what the device lacks or cannot reach: Python 3.12 wheels of fairseq-fixed and the four
+# packages it needs that the device image has not (installed there with --no-deps), the binarized
+# De-En text of the CPU models (work/deen/bin: all de-en text of ../shared + the RWTH sentences x20,
+# the shipped De-En model's SentencePiece model and joint dictionary), the RWTH gold (read from
+# ../shared; it only travels to the device, never into git) and the FLORES-101 devtest pair for BLEU.
+# The shipped weights (145 MB of tracked files) would put the tree over the device's 64 MiB limit;
+# they move to work/gpu_aside/ and back.
+set -euo pipefail
+SHARED=${SHARED:-../shared/data}
+aside=work/gpu_aside
+if [ "${1:-}" = --restore ]; then
+  [ -d "$aside" ] || { echo "gpu_prepare: nothing in $aside to restore" >&2; exit 1; }
+  (cd "$aside" && find . -type f) | while read -r f; do mv "$aside/$f" "data/models/$f"; done
+  rm -r "$aside"; git status --short data/models; exit 0
+fi
+[ $# -eq 0 ] || { echo "usage: $0 [--restore]" >&2; exit 2; }
+[ -f "$SHARED/gold/deen_rwth/deen.gold" ] || { echo "gpu_prepare: no $SHARED/gold/deen_rwth/deen.gold (set SHARED)" >&2; exit 1; }
+if [ ! -f work/deen/bin/train.de-en.de.bin ]; then  # the shipped model's vocabulary, no training
+  RESUME=data/models/deen/model.pt PREPARE_ONLY=1 bash data/scripts/make_models.sh deen
+fi
+[ -f work/deen_corpus.txt.flores101-devtest.de ] || python data/scripts/deen_corpus.py "$SHARED" work/deen_corpus.txt
+rm -rf .gpu; mkdir -p .gpu/whl .gpu/data .gpu/gold .gpu/flores
+pip_get() {  # Python 3.12 wheels for the device (manylinux x86-64), no dependencies
+  python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+    -d .gpu/whl "$@"
+}
+pip_get fairseq-fixed==0.12.3.1 hydra-core==1.3.2 omegaconf==2.3.0 bitarray cffi
+# antlr4-python3-runtime 4.9.3 (omegaconf's parser) exists only as source: a pure-Python wheel built here
+python -m pip wheel -q --no-deps -w .gpu/whl antlr4-python3-runtime==4.9.3
+cp -r work/deen/bin .gpu/data/bin
+rm -f .gpu/data/bin/*.log
+cp work/deen/spm.model .gpu/data/spm.model
+cp "$SHARED"/gold/deen_rwth/deen.src-tgt "$SHARED"/gold/deen_rwth/deen.gold .gpu/gold/
+cp work/deen_corpus.txt.flores101-devtest.de work/deen_corpus.txt.flores101-devtest.en .gpu/flores/
+mkdir -p "$aside"
+for f in data/models/*/model.pt data/models/*/model.safetensors; do
+  [ -f "$f" ] || continue
+  rel=${f#data/models/}; mkdir -p "$aside/$(dirname "$rel")"; mv "$f" "$aside/$rel"
+done
+travel=$( (git ls-files -z; git ls-files -z --others --exclude-standard) | while IFS= read -r -d '' f; do
+  [ -f "$f" ] && stat -c %s "$f"; done | awk '{s+=$1} END {print s}')
+gpu=$(du -sb .gpu | cut -f1)
+echo "gpu_prepare: .gpu $((gpu / 1048576)) MiB + tree $((travel / 1048576)) MiB travel (limit 64 MiB);" \
+  "weights in $aside until '$0 --restore'" >&2
