@@ -57,6 +57,26 @@ def log_facts(path: str) -> dict:
     return facts
 
 
+def distinct_parameters(model: dict, share_all: bool, share_decoder_io: bool) -> int:
+    """Parameters of a fairseq state dict, each tied weight once (shared embeddings are one matrix under
+    up to three keys; an export may store them as one tensor or as equal copies)."""
+    tied = set()
+    if share_all:
+        tied.add("decoder.embed_tokens.weight")
+    if share_all or share_decoder_io:
+        tied.add("decoder.output_projection.weight")
+    seen, total = set(), 0
+    for k, v in model.items():
+        # buffers, no parameters: fairseq's version markers and the sinusoidal positions' _float_tensor
+        if k.endswith((".version", "_float_tensor")) or k in tied:
+            continue
+        if v.numel() and v.data_ptr() in seen:  # one tensor under two keys
+            continue
+        seen.add(v.data_ptr())
+        total += v.numel()
+    return total
+
+
 def checkpoint_facts(path: str) -> dict:
     """Architecture and update count stored in the exported checkpoint."""
     from fairseq_plugins.checkpoint import load_checkpoint
@@ -65,7 +85,8 @@ def checkpoint_facts(path: str) -> dict:
     m = state["cfg"]["model"]
     get = (lambda k: getattr(m, k, None)) if not isinstance(m, dict) else m.get
     hist = state.get("optimizer_history") or [{}]
-    params = sum(v.numel() for k, v in state["model"].items() if not k.endswith("_float_tensor"))
+    params = distinct_parameters(state["model"], bool(get("share_all_embeddings")),
+                                 bool(get("share_decoder_input_output_embed")))
     dtypes = sorted({str(v.dtype).removeprefix("torch.") for v in state["model"].values() if v.is_floating_point()})
     return {"arch": get("arch"), "encoder_layers": get("encoder_layers"), "decoder_layers": get("decoder_layers"),
             "d_model": get("encoder_embed_dim"), "ffn": get("encoder_ffn_embed_dim"),
