@@ -280,7 +280,7 @@ def held_out_section(directions: dict, held: dict, n: int) -> list[str]:
                     gain = -t["delta"]
                     sig = t["p_holm"] < 0.05
                     line = (f"- {res['label']} {shift.upper()}: `norm` {t['aer']:.1f} vs `attn` {t['base_aer']:.1f}: "
-                            + ("no difference at 0.1 points" if abs(gain) < 0.05 else
+                            + ("no difference (under 0.05 points)" if abs(gain) < 0.05 else
                                f"norms {'lower' if gain > 0 else 'higher'} by {abs(gain):.1f} points")
                             + " (95% CI of the "
                             f"difference [{t['delta_ci'][0]:.1f}, {t['delta_ci'][1]:.1f}], p = {t['p_value']:.3f}, "
