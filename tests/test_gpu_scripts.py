@@ -36,6 +36,22 @@ def test_restore_puts_the_weights_back(tmp_path):
     assert not (tmp_path / "work" / "gpu_aside").exists()
 
 
+def test_restore_never_overwrites_newer_weights(tmp_path):
+    aside = tmp_path / "work" / "gpu_aside" / "deen"
+    aside.mkdir(parents=True)
+    (aside / "model.pt").write_bytes(b"old")
+    (aside / "spm.model").write_bytes(b"spm")
+    models = tmp_path / "data" / "models" / "deen"
+    models.mkdir(parents=True)
+    (models / "model.pt").write_bytes(b"new")  # exported while the old weights were aside
+    r = run(tmp_path, "gpu_prepare.sh", "--restore")
+    assert r.returncode == 1 and "left in work/gpu_aside" in r.stderr
+    assert (models / "model.pt").read_bytes() == b"new" and (aside / "model.pt").read_bytes() == b"old"
+    assert (models / "spm.model").read_bytes() == b"spm"
+    r = run(tmp_path, "gpu_prepare.sh")  # a second prepare would mix the two: refused
+    assert r.returncode == 1 and "--restore" in r.stderr
+
+
 def test_paper_setting_needs_the_prepared_folder(tmp_path):
     r = run(tmp_path, "gpu_paper_setting.sh", env={"GPU_DIR": str(tmp_path / "none")})
     assert r.returncode == 1 and "gpu_prepare.sh" in r.stderr

@@ -1,7 +1,7 @@
 """Held-out BLEU of a shipped model: translate a tokenized, lowercased test set with beam search and
 score with sacrebleu (``tokenize=none``: the text is already tokenized; the signature is printed).
 
-Usage: python data/scripts/bleu.py MODEL_DIR SRC_FILE REF_FILE SRC TGT [--limit N] [--beam 5]
+Usage: python data/scripts/bleu.py MODEL_DIR SRC_FILE REF_FILE SRC TGT [--limit N] [--beam 5] [--max-len-a A --max-len-b B]
 Example: python data/scripts/bleu.py data/models/enfr \
     ../shared/data/parallel/multi30k/tok/test_2016_flickr.lc.norm.tok.{en,fr} en fr
 """
@@ -29,6 +29,8 @@ def main(argv=None) -> int:
         ap.add_argument(a)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--beam", type=int, default=5)
+    ap.add_argument("--max-len-a", type=float, default=0, help="fairseq-generate's: at most a*source+b tokens")
+    ap.add_argument("--max-len-b", type=int, default=200)
     args = ap.parse_args(argv)
     import sacrebleu
 
@@ -49,8 +51,13 @@ def main(argv=None) -> int:
         cmd = [sys.executable, "-m", "fairseq_cli.generate", data, "--path", os.path.join(args.model_dir, "model.pt"),
                "--user-dir", os.path.join(ROOT, "fairseq_plugins"),
                "--source-lang", args.src, "--target-lang", args.tgt, "--gen-subset", "test", "--beam", str(args.beam),
-               "--batch-size", "64", "--post-process", "sentencepiece", "--required-batch-size-multiple", "1"]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+               "--batch-size", "64", "--post-process", "sentencepiece", "--required-batch-size-multiple", "1",
+               "--max-len-a", str(args.max_len_a), "--max-len-b", str(args.max_len_b)]
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode != 0:
+            print(f"bleu: fairseq-generate failed (exit {run.returncode}):\n{run.stderr[-3000:]}", file=sys.stderr)
+            return 1
+        out = run.stdout
     hyps = {}
     for line in out.splitlines():
         if line.startswith("D-"):

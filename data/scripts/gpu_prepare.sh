@@ -14,12 +14,22 @@
 set -euo pipefail
 SHARED=${SHARED:-../shared/data}
 aside=work/gpu_aside
+restore() {  # never over a file that is there (weights exported since): such a copy stays in $aside
+  (cd "$aside" && find . -type f) | while read -r f; do mv -n "$aside/$f" "data/models/$f"; done
+  if [ -n "$(find "$aside" -type f)" ]; then
+    echo "gpu_prepare: data/models already has these, left in $aside:" $(cd "$aside" && find . -type f) >&2; return 1
+  fi
+  rm -r "$aside"
+}
 if [ "${1:-}" = --restore ]; then
   [ -d "$aside" ] || { echo "gpu_prepare: nothing in $aside to restore" >&2; exit 1; }
-  (cd "$aside" && find . -type f) | while read -r f; do mv "$aside/$f" "data/models/$f"; done
-  rm -r "$aside"; git status --short data/models; exit 0
+  restore; git status --short data/models 2>/dev/null; exit 0
 fi
 [ $# -eq 0 ] || { echo "usage: $0 [--restore]" >&2; exit 2; }
+[ ! -d "$aside" ] || { echo "gpu_prepare: $aside exists: run '$0 --restore' first" >&2; exit 1; }
+if [ -n "$(git status --porcelain data/models 2>/dev/null)" ]; then
+  echo "gpu_prepare: data/models has uncommitted changes: commit them before moving the weights aside" >&2; exit 1
+fi
 [ -f "$SHARED/gold/deen_rwth/deen.gold" ] || { echo "gpu_prepare: no $SHARED/gold/deen_rwth/deen.gold (set SHARED)" >&2; exit 1; }
 if [ ! -f work/deen/bin/train.de-en.de.bin ]; then  # the shipped model's vocabulary, no training
   RESUME=data/models/deen/model.pt PREPARE_ONLY=1 bash data/scripts/make_models.sh deen
@@ -45,7 +55,12 @@ for f in data/models/*/model.pt data/models/*/model.safetensors; do
   rel=${f#data/models/}; mkdir -p "$aside/$(dirname "$rel")"; mv "$f" "$aside/$rel"
 done
 travel=$( (git ls-files -z; git ls-files -z --others --exclude-standard) | while IFS= read -r -d '' f; do
-  [ -f "$f" ] && stat -c %s "$f"; done | awk '{s+=$1} END {print s}')
+  [ ! -f "$f" ] || stat -c %s "$f"; done | awk '{s+=$1} END {print s+0}')
 gpu=$(du -sb .gpu | cut -f1)
+if [ $((gpu + travel)) -gt $((64 * 1048576)) ]; then
+  restore
+  echo "gpu_prepare: .gpu $((gpu / 1048576)) MiB + tree $((travel / 1048576)) MiB is over the device's 64 MiB;" \
+    "weights restored" >&2; exit 1
+fi
 echo "gpu_prepare: .gpu $((gpu / 1048576)) MiB + tree $((travel / 1048576)) MiB travel (limit 64 MiB);" \
-  "weights in $aside until '$0 --restore'" >&2
+  "weights in $aside until '$0 --restore' (do not commit meanwhile: git sees them deleted)" >&2
