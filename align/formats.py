@@ -563,6 +563,14 @@ def write_alignments(alignments: Alignments, path: str, fmt: str = "pharaoh",
     write_text_atomic(path, "".join(line + "\n" for line in lines))
 
 
+def new_file_mode() -> int:
+    """The mode ``open(path, "w")`` would give a new file: 0o666 less the umask. A temporary file from
+    mkstemp is 0o600, which renamed into place would hide the output from the user's group."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_text_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` via a temporary file in the same folder, so no partial file is left."""
     if path == "-":
@@ -578,6 +586,7 @@ def write_text_atomic(path: str, text: str) -> None:
         else:
             with io.open(fd, "w", encoding="utf-8", newline="\n") as f:
                 f.write(text)
+        os.chmod(tmp, new_file_mode())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -15,6 +15,8 @@ import re
 import sys
 import tempfile
 
+from .formats import new_file_mode
+
 _SHARD = re.compile(r"^shard-(\d+)-of-(\d+)$")
 
 
@@ -118,6 +120,7 @@ def merge(folder: str) -> tuple[int, int, list[str]]:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
                 f.writelines(rows[i] + "\n" for i in range(total))
         for tmp, dest in tmps:
+            os.chmod(tmp, new_file_mode())
             os.replace(tmp, dest)
     finally:
         for tmp, _ in tmps:

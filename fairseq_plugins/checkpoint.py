@@ -33,6 +33,8 @@ from typing import Any, Callable, Iterator, Mapping
 
 import torch
 
+from align.formats import new_file_mode
+
 WEIGHTS = "model.safetensors"
 FORMAT = "norm-align/fairseq-safetensors"
 TRUST_HINT = ("if you trust this file, load it with --trust-checkpoint (command line) or trust=True (Python), "
@@ -270,6 +272,7 @@ def _write_atomic(path: str, write: Callable[[str], Any]) -> None:
     tmp = path + ".tmp"
     try:
         write(tmp)
+        os.chmod(tmp, new_file_mode())  # safetensors writes 0o600
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

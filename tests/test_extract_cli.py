@@ -45,6 +45,10 @@ def test_out_and_shards_merge_byte_identical(pairs_file, tmp_path):
     assert files(sharded) == {}
     assert merge_main([str(sharded)]) == 0
     assert files(sharded) == got
+    # merged files get the mode open() gives, not mkstemp's 0o600
+    mask = os.umask(0)
+    os.umask(mask)
+    assert {os.stat(sharded / n).st_mode & 0o777 for n in got} == {0o666 & ~mask}
 
 
 def test_print_one_setting_equals_the_file(pairs_file, tmp_path, capsys):

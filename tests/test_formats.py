@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from align.formats import (FORMATS, AlignmentFormatError, AlignmentStream, LineCountError, LinkRangeError,
                            TextLengthStream, check_links_in_range, format_links, read_alignments, read_text_pairs,
-                           read_wpt_text, shared_data_dir, split_tokens, write_alignments)
+                           read_wpt_text, shared_data_dir, split_tokens, write_alignments,
+                           write_text_atomic)
 from align.links import Alignments
 from conftest import write
 
@@ -124,6 +125,19 @@ def test_write_is_atomic_and_stdout(tmp_path, capsys):
     assert [f.name for f in tmp_path.iterdir()] == ["o.talp"]
     write_alignments(al, "-", "pharaoh")
     assert capsys.readouterr().out == "0-1 2-2-P\n\n"
+
+
+def test_written_file_has_the_mode_open_would_give(tmp_path):
+    # mkstemp makes 0o600 files; renamed into place they would be unreadable to the user's group
+    old = os.umask(0o022)
+    try:
+        write_text_atomic(str(tmp_path / "a.txt"), "x\n")
+        assert os.stat(tmp_path / "a.txt").st_mode & 0o777 == 0o644
+        os.umask(0o002)
+        write_text_atomic(str(tmp_path / "b.txt"), "x\n")
+        assert os.stat(tmp_path / "b.txt").st_mode & 0o777 == 0o664
+    finally:
+        os.umask(old)
 
 
 corpora = st.lists(st.tuples(
