@@ -20,7 +20,7 @@ import time
 from typing import Iterator
 
 from .extract import LEVELS, SHIFTS, SPECIALS
-from .formats import format_links, split_tokens
+from .formats import format_links, replace_atomic, split_tokens
 
 # Framework loaders by name, imported only when used: align/ never imports fairseq or transformers.
 LOADERS = {
@@ -243,7 +243,7 @@ def run(aligner, spec, args, shard: int, shards: int) -> int:
             with open(os.path.join(tmp, "manifest.json"), "w") as f:
                 json.dump({"shard": shard, "shards": shards, "total": n_total, "sentences": len(rows),
                            "files": sorted(files)}, f, indent=1)
-            os.replace(tmp, dest)
+            replace_atomic(tmp, dest)  # a mkdtemp folder, 0o700 until then
         else:
             for name in os.listdir(tmp):
                 os.replace(os.path.join(tmp, name), os.path.join(args.out, name))

@@ -563,12 +563,22 @@ def write_alignments(alignments: Alignments, path: str, fmt: str = "pharaoh",
     write_text_atomic(path, "".join(line + "\n" for line in lines))
 
 
-def new_file_mode() -> int:
-    """The mode ``open(path, "w")`` would give a new file: 0o666 less the umask. A temporary file from
-    mkstemp is 0o600, which renamed into place would hide the output from the user's group."""
-    mask = os.umask(0)
+def _umask() -> int:
+    mask = os.umask(0)  # the only portable way to read it is to set it
     os.umask(mask)
-    return 0o666 & ~mask
+    return mask
+
+
+def new_file_mode() -> int:
+    """The mode ``open(path, "w")`` would give a new file: 0o666 less the umask."""
+    return 0o666 & ~_umask()
+
+
+def replace_atomic(tmp: str, path: str) -> None:
+    """Rename a finished temporary file or folder onto ``path``, with the mode ``open`` or ``os.mkdir`` would
+    have given it: mkstemp makes 0o600 files and mkdtemp 0o700 folders, hidden from the user's group."""
+    os.chmod(tmp, (0o777 & ~_umask()) if os.path.isdir(tmp) else new_file_mode())
+    os.replace(tmp, path)
 
 
 def write_text_atomic(path: str, text: str) -> None:
@@ -586,8 +596,7 @@ def write_text_atomic(path: str, text: str) -> None:
         else:
             with io.open(fd, "w", encoding="utf-8", newline="\n") as f:
                 f.write(text)
-        os.chmod(tmp, new_file_mode())
-        os.replace(tmp, path)
+        replace_atomic(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -15,7 +15,7 @@ import re
 import sys
 import tempfile
 
-from .formats import new_file_mode
+from .formats import replace_atomic
 
 _SHARD = re.compile(r"^shard-(\d+)-of-(\d+)$")
 
@@ -46,7 +46,7 @@ def write_shard(folder: str, shard: int, shards: int, total: int, files: dict[st
     with open(os.path.join(tmp, "manifest.json"), "w") as f:
         json.dump({"shard": shard, "shards": shards, "total": total, "sentences": len(ids),
                    "files": sorted(files)}, f, indent=1)
-    os.replace(tmp, final)
+    replace_atomic(tmp, final)
     return final
 
 
@@ -120,8 +120,7 @@ def merge(folder: str) -> tuple[int, int, list[str]]:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
                 f.writelines(rows[i] + "\n" for i in range(total))
         for tmp, dest in tmps:
-            os.chmod(tmp, new_file_mode())
-            os.replace(tmp, dest)
+            replace_atomic(tmp, dest)
     finally:
         for tmp, _ in tmps:
             if os.path.exists(tmp):

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 import torch
 
-from align.formats import new_file_mode
+from align.formats import replace_atomic
 
 WEIGHTS = "model.safetensors"
 FORMAT = "norm-align/fairseq-safetensors"
@@ -272,8 +272,7 @@ def _write_atomic(path: str, write: Callable[[str], Any]) -> None:
     tmp = path + ".tmp"
     try:
         write(tmp)
-        os.chmod(tmp, new_file_mode())  # safetensors writes 0o600
-        os.replace(tmp, path)
+        replace_atomic(tmp, path)  # safetensors writes 0o600
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)

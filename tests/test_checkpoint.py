@@ -18,6 +18,7 @@ if not os.environ.get("CI"):
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from align.formats import new_file_mode  # noqa: E402
 from fairseq_plugins import checkpoint as ck  # noqa: E402
 
 pytestmark = pytest.mark.fairseq
@@ -186,14 +187,8 @@ def test_safetensors_round_trip_is_identical(tmp_path):
     assert os.path.getsize(weights) < 0.8 * os.path.getsize(pt)
     assert ck.load_safe(weights)["model"].keys() == a["model"].keys()  # the file path works as well as the folder
     # safetensors writes 0o600; the model must be readable as any file the user writes
-    mode = 0o666 & ~_umask()
+    mode = new_file_mode()
     assert os.stat(weights).st_mode & 0o777 == mode and os.stat(tmp_path / "model_config.json").st_mode & 0o777 == mode
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 @needs_enfr

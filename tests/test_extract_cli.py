@@ -5,6 +5,8 @@ import os
 
 import pytest
 
+from align.formats import new_file_mode
+
 pytest.importorskip("fairseq")
 pytestmark = pytest.mark.fairseq
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -45,10 +47,11 @@ def test_out_and_shards_merge_byte_identical(pairs_file, tmp_path):
     assert files(sharded) == {}
     assert merge_main([str(sharded)]) == 0
     assert files(sharded) == got
-    # merged files get the mode open() gives, not mkstemp's 0o600
-    mask = os.umask(0)
-    os.umask(mask)
-    assert {os.stat(sharded / n).st_mode & 0o777 for n in got} == {0o666 & ~mask}
+    # merged files get the mode open() gives, not mkstemp's 0o600; shard folders os.mkdir's, not mkdtemp's 0o700
+    assert {os.stat(sharded / n).st_mode & 0o777 for n in got} == {new_file_mode()}
+    os.mkdir(tmp_path / "plain")
+    assert {os.stat(sharded / f"shard-{k}-of-3").st_mode & 0o777 for k in range(3)} == {
+        os.stat(tmp_path / "plain").st_mode & 0o777}
 
 
 def test_print_one_setting_equals_the_file(pairs_file, tmp_path, capsys):
