@@ -22,6 +22,8 @@ def main(argv=None) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     pairs, held = split(argv[0])
+    # a fresh checkout has no work/ yet (make_models.sh writes work/deen_corpus.txt first)
+    os.makedirs(os.path.dirname(os.path.abspath(argv[1])), exist_ok=True)
     write_text_atomic(argv[1], "".join(f"{d} ||| {e}\n" for d, e in pairs))
     # one file per side too, for prepare.py --train; the held-out sets tokenized alike for validation and bleu.py
     for suffix, subset in [("", pairs)] + [(f".{name}", h) for name, h in held.items()]:

@@ -4,18 +4,36 @@
 # (all de-en text of ../shared + the RWTH sentences x20, the shipped De-En vocabulary), De->En and En->De
 # side by side on the one GPU for MINUTES of training each (default 5); then exported, the RWTH
 # experiment (benchmarks/rwth_experiment.py, on the GPU) and FLORES-101 devtest BLEU of both.
+# Beside them, CONTINUE=1 (the default): the shipped 3+3 CPU models (De->En and En->De, $G/init/NAME/model.pt)
+# continue for the same MINUTES with the CPU recipe (data/scripts/train.sh) at the GPU's batch; their
+# exported weights come back (19 MB each, in parts: cat cont_NAME.model.pt.part* > model.pt) with BLEU,
+# and the RWTH experiment on them runs back here, on the weights that will ship.
 # Prepare here first: data/scripts/gpu_prepare.sh (fills .gpu/); then the device call
 #   command: bash data/scripts/gpu_paper_setting.sh   carry: [".gpu"]   timeout_s: 600
-# and afterwards data/scripts/gpu_prepare.sh --restore. Results come back in $OUT: rwth_deen_6x6.{md,json},
-# its two heat maps, both training logs, its log and bleu.txt. The weights stay on the device: about 40M
+# and afterwards data/scripts/gpu_prepare.sh --restore. Results come back in $OUT (at most 8 files): results.tgz
+# (rwth_deen_6x6.{md,json}, its two heat maps, every training log, the experiment's log, bleu.txt, md5.txt),
+# rwth_deen_6x6.md and bleu.txt again for a look, and the continued models' parts. The weights stay on the device: about 40M
 # parameters, 79 MB each even in fp16, over what may come back (8 files of at most 16 MiB, 64 MiB together).
 # Runs on CPU too, as a smoke test (no fp16): MINUTES=0.5 LIMIT=8 MAX_TOKENS=4096 bash data/scripts/gpu_paper_setting.sh
 set -euo pipefail
 MINUTES=${MINUTES:-5}; LIMIT=${LIMIT:-0}; MAX_TOKENS=${MAX_TOKENS:-32768}; G=${GPU_DIR:-.gpu}; OUT=${OUT:-work/gpu_out}
+CONTINUE=${CONTINUE:-1}; DEADLINE=${DEADLINE:-560}
 root=$PWD; work=work/gpu; start=$SECONDS
+case $G in /*) ;; *) G=$root/$G ;; esac
 say() { echo "[gpu_paper_setting +$((SECONDS - start))s] $*" >&2; }
+# gpu_prepare.sh packs the binarized text (the tree that travels is at most 64 MiB)
+[ -d "$G/data/bin" ] || [ ! -f "$G/data/bin.tar.xz" ] || tar -C "$G/data" -xJf "$G/data/bin.tar.xz"
 [ -d "$G/data/bin" ] || { echo "gpu_paper_setting: no $G/data/bin: run data/scripts/gpu_prepare.sh here first" >&2; exit 1; }
-mkdir -p "$OUT"; rm -rf "$work"; mkdir -p "$work"
+mkdir -p "$OUT"; rm -rf "$work"; stage=$work/out; mkdir -p "$stage"
+# Everything is written to $stage and bundled into $OUT at the end, at exit, and at DEADLINE seconds (a
+# watchdog, for a call stopped at its limit), since at most 8 files come back.
+bundle() {
+  tar czf "$OUT/results.tgz.tmp" -C "$stage" . 2>/dev/null && mv "$OUT/results.tgz.tmp" "$OUT/results.tgz"
+  for f in rwth_deen_6x6.md bleu.txt; do [ ! -f "$stage/$f" ] || cp "$stage/$f" "$OUT/"; done
+}
+trap bundle EXIT
+trap 'bundle; exit 143' TERM
+( sleep "$DEADLINE"; bundle; echo "[gpu_paper_setting] watchdog: bundled at ${DEADLINE}s" >&2 ) & watchdog=$!
 if ! python3 -c "import fairseq" 2>/dev/null; then  # the device image has torch, not fairseq
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$G"/whl/*.whl \
     || python3 -c "import glob, sys, zipfile; [zipfile.ZipFile(w).extractall('/tmp/site') for w in sys.argv[1:]]" \
@@ -47,43 +65,82 @@ train() {  # NAME SRC TGT: the CPU recipe (data/scripts/train.sh) with the paper
     --criterion label_smoothed_cross_entropy --label-smoothing 0.1 \
     --max-tokens "$MAX_TOKENS" --stop-time-hours "$hours" --seed 1 \
     --save-dir "$work/$1/checkpoints" --no-epoch-checkpoints --save-interval 1000 --save-interval-updates 1000000 \
-    --log-format simple --log-interval 100 --num-workers 4 > "$OUT/train_$1.log" 2>&1
+    --log-format simple --log-interval 100 --num-workers 4 > "$stage/train_$1.log" 2>&1
 }
 # The first epoch ran at a quarter of the second's speed at both batch sizes (4-5 vs 10-16 updates/s; about
 # 50 s of the 5 minutes at 32768 tokens). Cause unmeasured: the allocator meeting new batch shapes, or reading
 # the text; reading the binarized text once beforehand costs a second and rules out the second.
 cat "$G"/data/bin/*.bin > /dev/null
-say "training De->En and En->De side by side, $MINUTES min each, on $device"
+# and fewer cudaMalloc calls as batch shapes change (the allocator's other suspect)
+export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}
+continue_cpu() {  # NAME SRC TGT: the shipped 3+3 model, on with data/scripts/train.sh (its arguments, the last of a
+  # repeated option winning): weights, update count and LR schedule from model.pt, Adam's moments afresh, the
+  # GPU's batch, a fresh pass over the text; checkpoints every 1000 updates
+  mkdir -p "$work/c_$1"; ln -s "$G/data/bin" "$work/c_$1/bin"
+  PATH=$root/$work/shim:$PATH LAYERS=3 bash data/scripts/train.sh "$work/c_$1" "$2" "$3" 1000000 \
+    --restore-file "$G/init/$1/model.pt" --reset-dataloader "${precision[@]}" --max-tokens "$MAX_TOKENS" \
+    --stop-time-hours "$hours" --save-interval-updates 1000 --num-workers 2 > "$stage/train_cont_$1.log" 2>&1
+}
+mkdir -p "$work/shim"  # train.sh calls fairseq-train, which a --target install does not put on PATH
+printf '#!/bin/sh\nexec python3 -m fairseq_cli.train "$@"\n' > "$work/shim/fairseq-train"; chmod +x "$work/shim/fairseq-train"
+cont=(); [ "$CONTINUE" = 0 ] || [ ! -f "$G/init/deen/model.pt" ] || cont=(deen ende)
+say "training De->En and En->De side by side, $MINUTES min each, on $device${cont:+; the shipped 3+3 models on beside them}"
 train deen de en & p1=$!
 train ende en de & p2=$!
+cpids=()
+for n in "${cont[@]}"; do continue_cpu "$n" "${n:0:2}" "${n:2:2}" & cpids+=($!); done
 # a direction whose training failed is reported and left out; the other's minutes are not lost
-wait $p1 || say "De->En training failed: $(tail -n 3 "$OUT/train_deen.log")"
-wait $p2 || say "En->De training failed: $(tail -n 3 "$OUT/train_ende.log")"
+wait $p1 || say "De->En training failed: $(tail -n 3 "$stage/train_deen.log")"
+wait $p2 || say "En->De training failed: $(tail -n 3 "$stage/train_ende.log")"
+for i in "${!cpids[@]}"; do
+  wait "${cpids[$i]}" || say "continuing ${cont[$i]} failed: $(tail -n 3 "$stage/train_cont_${cont[$i]}.log")"
+done
 exports=()
 for pair in "deen de en" "ende en de"; do
   set -- $pair
   [ -f "$work/$1/checkpoints/checkpoint_last.pt" ] || continue
   python3 data/scripts/export_model.py "$work/$1/checkpoints/checkpoint_last.pt" "$G/data" "$work/models/$1" "$2" "$3" &
   exports+=($!)
-  grep -h "| valid on" "$OUT/train_$1.log" | tail -n 1 >&2 || true
+  grep -h "| valid on" "$stage/train_$1.log" | tail -n 1 >&2 || true
+done
+for n in "${cont[@]}"; do
+  [ -f "$work/c_$n/checkpoints/checkpoint_last.pt" ] || continue
+  python3 data/scripts/export_model.py "$work/c_$n/checkpoints/checkpoint_last.pt" "$G/data" "$work/models/c_$n" \
+    "${n:0:2}" "${n:2:2}" > /dev/null &
+  exports+=($!)
+  grep -h "| valid on" "$stage/train_cont_$n.log" | tail -n 1 >&2 || true
 done
 [ ${#exports[@]} -gt 0 ] || { echo "gpu_paper_setting: no model trained" >&2; exit 1; }
 for p in "${exports[@]}"; do wait "$p" || say "an export failed"; done
+for n in "${cont[@]}"; do  # a returned file is at most 16 MiB
+  [ -f "$work/models/c_$n/model.pt" ] || continue
+  split -b 15M -d -a 1 "$work/models/c_$n/model.pt" "$OUT/cont_$n.model.pt.part"
+  (cd "$work/models/c_$n" && md5sum model.pt | sed "s|model.pt|cont_$n/model.pt|") >> "$stage/md5.txt"
+done
 say "exported; RWTH experiment and BLEU"
 lim=(); [ "$LIMIT" = 0 ] || lim=(--limit "$LIMIT")
 # at most 1.2 x source + 10 tokens: an undertrained model may otherwise decode 200 tokens a sentence
-bleu() { [ -f "$1/model.pt" ] || return 0
-  python3 data/scripts/bleu.py "$@" "${lim[@]}" --max-len-a 1.2 --max-len-b 10 || echo "bleu $1: failed"; }
+bleu() { [ -f "$1/model.pt" ] || return 0; echo "$1 ($4->$5), at most 1.2 x source + 10 tokens:"
+  python3 data/scripts/bleu.py "$@" "${lim[@]}" --max-len-a 1.2 --max-len-b 10 2>&1 | grep -v "^INFO" || echo "bleu $1: failed"; }
 { bleu "$work/models/deen" "$G"/flores/deen_corpus.txt.flores101-devtest.{de,en} de en
   bleu "$work/models/ende" "$G"/flores/deen_corpus.txt.flores101-devtest.{en,de} en de
-} > "$OUT/bleu.txt" 2>&1 &
+} > "$stage/bleu.txt" 2>&1 &
 bleu_job=$!
-# straight into $OUT: whatever happens later, these come back
+# the continued 3+3 models as their shipped figures were made (no length limit)
+cbleu() { [ -f "$1/model.pt" ] || return 0; echo "$1 ($4->$5), shipped models' settings:"
+  python3 data/scripts/bleu.py "$@" "${lim[@]}" 2>&1 | grep -v "^INFO" || echo "bleu $1: failed"; }
+{ cbleu "$work/models/c_deen" "$G"/flores/deen_corpus.txt.flores101-devtest.{de,en} de en
+  cbleu "$work/models/c_ende" "$G"/flores/deen_corpus.txt.flores101-devtest.{en,de} en de
+} > "$stage/bleu_cont.txt" 2>&1 &
+cbleu_job=$!
+# into $stage, bundled into $OUT whatever happens later
 python3 benchmarks/rwth_experiment.py --device "$device" --forward "$work/models/deen" --reverse "$work/models/ende" \
-  --gold-dir "$G/gold" --others '' --out "$OUT" --name rwth_deen_6x6 "${lim[@]}" \
+  --gold-dir "$G/gold" --others '' --out "$stage" --name rwth_deen_6x6 "${lim[@]}" \
   --title "RWTH De-En word alignment, the paper's setting (transformer_iwslt_de_en, $how)" \
-  > /dev/null 2> "$OUT/rwth.log" || say "RWTH experiment failed: $(tail -n 30 "$OUT/rwth.log")"
+  > /dev/null 2> "$stage/rwth.log" || say "RWTH experiment failed: $(tail -n 30 "$stage/rwth.log")"
 wait $bleu_job || true
-cat "$OUT/bleu.txt" >&2
-[ ! -f "$OUT/rwth_deen_6x6.md" ] || sed -n "/^## Headline/,/choices:/p" "$OUT/rwth_deen_6x6.md" >&2
+wait $cbleu_job || true
+cat "$stage/bleu_cont.txt" >> "$stage/bleu.txt"; cat "$stage/bleu.txt" >&2
+[ ! -f "$stage/rwth_deen_6x6.md" ] || sed -n "/^## Headline/,/choices:/p" "$stage/rwth_deen_6x6.md" >&2
+kill "$watchdog" 2>/dev/null || true
 say "done: results in $OUT"

@@ -7,8 +7,9 @@
 # .gpu/ holds what the device lacks or cannot reach: Python 3.12 wheels of fairseq-fixed and the four
 # packages it needs that the device image has not (installed there with --no-deps), the binarized
 # De-En text of the CPU models (work/deen/bin: all de-en text of ../shared + the RWTH sentences x20,
-# the shipped De-En model's SentencePiece model and joint dictionary), the RWTH gold (read from
-# ../shared; it only travels to the device, never into git) and the FLORES-101 devtest pair for BLEU.
+# the shipped De-En model's SentencePiece model and joint dictionary; En->De has the same dictionary), the
+# shipped De->En and En->De weights (continued there), the RWTH gold (read from ../shared; it only travels to
+# the device, never into git) and the FLORES-101 devtest pair for BLEU.
 # The shipped weights (145 MB of tracked files) would put the tree over the device's 64 MiB limit;
 # they move to work/gpu_aside/ and back.
 set -euo pipefail
@@ -44,11 +45,30 @@ pip_get() {  # Python 3.12 wheels for the device (manylinux x86-64), no dependen
 pip_get fairseq-fixed==0.12.3.1 hydra-core==1.3.2 omegaconf==2.3.0 bitarray cffi
 # antlr4-python3-runtime 4.9.3 (omegaconf's parser) exists only as source: a pure-Python wheel built here
 python -m pip wheel -q --no-deps -w .gpu/whl antlr4-python3-runtime==4.9.3
-cp -r work/deen/bin .gpu/data/bin
-rm -f .gpu/data/bin/*.log
+# fairseq's wheel carries its examples/ (9.7 of its 20.5 MB) that nothing we run imports (fairseq's own imports
+# of examples.* are lazy, for speech and simultaneous translation): left out, with their RECORD lines, so that
+# the tree fits the device's 64 MiB
+python - .gpu/whl/fairseq_fixed-*.whl <<'PY'
+import os, sys, zipfile
+src = sys.argv[1]
+with zipfile.ZipFile(src) as z, zipfile.ZipFile(src + ".tmp", "w", zipfile.ZIP_DEFLATED) as out:
+    for i in z.infolist():
+        if i.filename.startswith("fairseq/examples/"):
+            continue
+        data = z.read(i)
+        if i.filename.endswith(".dist-info/RECORD"):
+            data = b"".join(l for l in data.splitlines(True) if not l.startswith(b"fairseq/examples/"))
+        out.writestr(i, data)
+os.replace(src + ".tmp", src)
+PY
+# the binarized text, xz-compressed (23 -> about 9 MB); gpu_paper_setting.sh unpacks it there
+mkdir -p .gpu/stage && cp -r work/deen/bin .gpu/stage/bin && rm -f .gpu/stage/bin/*.log
+XZ_OPT=-T0 tar -C .gpu/stage -cJf .gpu/data/bin.tar.xz bin && rm -r .gpu/stage
 cp work/deen/spm.model .gpu/data/spm.model
 cp "$SHARED"/gold/deen_rwth/deen.src-tgt "$SHARED"/gold/deen_rwth/deen.gold .gpu/gold/
 cp work/deen_corpus.txt.flores101-devtest.de work/deen_corpus.txt.flores101-devtest.en .gpu/flores/
+# the shipped 3+3 weights, for their continuation on the GPU beside the paper's setting (fp16 already: 19 MB each)
+for n in deen ende; do mkdir -p .gpu/init/$n; cp data/models/$n/model.pt .gpu/init/$n/; done
 mkdir -p "$aside"
 for f in data/models/*/model.pt data/models/*/model.safetensors; do
   [ -f "$f" ] || continue
