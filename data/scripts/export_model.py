@@ -3,7 +3,12 @@ dictionaries beside it, twice: model.pt (fairseq's pickle) and the pickle-free m
 model_config.json. fairseq loads the fp16 weights into its fp32 model (load_state_dict casts);
 ``fairseq-train --user-dir fairseq_plugins --restore-file`` either one continues from its update count.
 
-Usage: python data/scripts/export_model.py CHECKPOINT WORKDIR OUTDIR SRC TGT
+Usage: python data/scripts/export_model.py CHECKPOINT WORKDIR OUTDIR SRC TGT [--continues PREV_MODEL_PT]
+
+--continues: CHECKPOINT continued PREV_MODEL_PT (a shipped model.pt) with its optimizer reset, as fp16 training
+on a GPU must (fairseq loads no fp32 FairseqAdam record into an FP16Optimizer, whose one flat parameter fits no
+CPU run either). The export then counts PREV's updates too and keeps PREV's optimizer record after the run's
+own, so that ``--restore-file model.pt`` on a CPU resumes at the sum, on the CPU recipe's schedule.
 """
 
 from __future__ import annotations
@@ -21,27 +26,46 @@ from fairseq_plugins.checkpoint import CheckpointError, load_checkpoint, save_sa
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    argv = list(sys.argv[1:] if argv is None else argv)
+    prev_path = None
+    if "--continues" in argv:
+        i = argv.index("--continues")
+        if i + 1 >= len(argv):
+            print(__doc__, file=sys.stderr)
+            return 2
+        prev_path = argv[i + 1]
+        del argv[i:i + 2]
     if len(argv) != 5:
         print(__doc__, file=sys.stderr)
         return 2
     ckpt, work, out, src, tgt = argv
-    os.makedirs(out, exist_ok=True)
     try:
         state = load_checkpoint(ckpt)  # our own training's checkpoint, yet read without running code all the same
+        prev = load_checkpoint(prev_path) if prev_path else None
     except (CheckpointError, OSError) as e:
         print(f"export_model: {e}", file=sys.stderr)
         return 1
+    if prev is not None and not (prev.get("optimizer_history") and state.get("optimizer_history")):
+        print(f"export_model: --continues needs an optimizer record in both {ckpt} and {prev_path}", file=sys.stderr)
+        return 1
+    os.makedirs(out, exist_ok=True)
     keep = {k: state[k] for k in ("cfg", "args") if state.get(k) is not None}
     # Tied weights (shared embeddings: three keys, one tensor in the checkpoint) stay one tensor, so that
-    # torch.save writes them once: halving each key apart stored a 16k x 256 embedding three times.
+    # torch.save writes them once: halving each key apart stored a 16k x 256 embedding three times. A GPU
+    # run's checkpoint holds three equal copies (fairseq moves each key to the CPU on its own), so equal
+    # values count as one tensor too; loading copies values into each parameter, so sharing loses nothing.
     halves: dict[tuple, torch.Tensor] = {}
+    by_value: dict[tuple, list[torch.Tensor]] = {}
     keep["model"] = {}
     for k, v in state["model"].items():
         if v.is_floating_point():
             tie = (v.data_ptr(), tuple(v.shape), tuple(v.stride()))
             if tie not in halves:
-                halves[tie] = v.half()
+                h = v.half()
+                same = by_value.setdefault((tuple(h.shape), h.dtype), [])
+                halves[tie] = next((u for u in same if torch.equal(u, h)), h)
+                if halves[tie] is h:
+                    same.append(h)
             v = halves[tie]
         keep["model"][k] = v
     keep["extra_state"] = {"train_iterator": state.get("extra_state", {}).get("train_iterator", {})}
@@ -51,6 +75,12 @@ def main(argv=None) -> int:
     opt = state.get("last_optimizer_state")
     if opt is not None:
         keep["last_optimizer_state"] = {"state": {}, "param_groups": opt["param_groups"]}
+    if prev is not None:
+        run, before = state["optimizer_history"][-1], prev["optimizer_history"][-1]
+        total = before["num_updates"] + run["num_updates"]
+        keep["optimizer_history"] = [dict(run), dict(before, num_updates=total)]
+        keep["last_optimizer_state"] = {"state": {}, "param_groups": prev["last_optimizer_state"]["param_groups"]}
+        print(f"{prev_path}: {before['num_updates']} updates + {run['num_updates']} here = {total}")
     if "cfg" in keep:
         keep["cfg"]["task"]["data"] = "."
         keep["cfg"]["checkpoint"]["save_dir"] = "."
