@@ -331,6 +331,10 @@ def test_export_continues_counts_the_previous_updates(tmp_path, capsys):
     assert state["last_optimizer_state"] == {"state": {}, "param_groups": prev["last_optimizer_state"]["param_groups"]}
     assert export_model.main(argv + ["--continues"]) == 2
     assert export_model.main(argv + ["--continues", str(tmp_path / "missing.pt")]) == 1
+    del prev["last_optimizer_state"]  # a model exported without its optimizer record cannot be continued from
+    torch.save(prev, tmp_path / "bare.pt")
+    assert export_model.main(argv + ["--continues", str(tmp_path / "bare.pt")]) == 1
+    assert "needs an optimizer record" in capsys.readouterr().err
 
 
 @needs_enfr

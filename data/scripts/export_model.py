@@ -45,8 +45,10 @@ def main(argv=None) -> int:
     except (CheckpointError, OSError) as e:
         print(f"export_model: {e}", file=sys.stderr)
         return 1
-    if prev is not None and not (prev.get("optimizer_history") and state.get("optimizer_history")):
-        print(f"export_model: --continues needs an optimizer record in both {ckpt} and {prev_path}", file=sys.stderr)
+    if prev is not None and not (prev.get("optimizer_history") and prev.get("last_optimizer_state")
+                                 and state.get("optimizer_history")):
+        print(f"export_model: --continues needs an optimizer record (optimizer_history, and last_optimizer_state in "
+              f"the earlier model) in both {ckpt} and {prev_path}", file=sys.stderr)
         return 1
     os.makedirs(out, exist_ok=True)
     keep = {k: state[k] for k in ("cfg", "args") if state.get(k) is not None}
