@@ -331,6 +331,12 @@ def test_export_continues_counts_the_previous_updates(tmp_path, capsys):
     assert state["last_optimizer_state"] == {"state": {}, "param_groups": prev["last_optimizer_state"]["param_groups"]}
     assert export_model.main(argv + ["--continues"]) == 2
     assert export_model.main(argv + ["--continues", str(tmp_path / "missing.pt")]) == 1
+    # a run resumed with its optimizer (already counting the earlier updates) is refused: it would count twice
+    run["optimizer_history"] = [dict(before, num_updates=before["num_updates"] + 7)]
+    torch.save(run, tmp_path / "resumed.pt")
+    again = [str(tmp_path / "resumed.pt")] + argv[1:] + ["--continues", os.path.join(ENFR, "model.pt")]
+    assert export_model.main(again) == 1
+    assert "resumed" in capsys.readouterr().err and not os.path.exists(tmp_path / "out2")
     del prev["last_optimizer_state"]  # a model exported without its optimizer record cannot be continued from
     torch.save(prev, tmp_path / "bare.pt")
     assert export_model.main(argv + ["--continues", str(tmp_path / "bare.pt")]) == 1

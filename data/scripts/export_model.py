@@ -79,6 +79,12 @@ def main(argv=None) -> int:
         keep["last_optimizer_state"] = {"state": {}, "param_groups": opt["param_groups"]}
     if prev is not None:
         run, before = state["optimizer_history"][-1], prev["optimizer_history"][-1]
+        if run["optimizer_name"] == before["optimizer_name"] and run["num_updates"] >= before["num_updates"]:
+            # a run resumed with its optimizer (a CPU run) already counts PREV's updates: the sum would count twice
+            print(f"export_model: {ckpt} ({run['optimizer_name']}, {run['num_updates']} updates) resumed {prev_path} "
+                  f"({before['num_updates']} updates) with its optimizer; --continues is for a run whose optimizer "
+                  "was reset: export without it", file=sys.stderr)
+            return 1
         total = before["num_updates"] + run["num_updates"]
         keep["optimizer_history"] = [dict(run), dict(before, num_updates=total)]
         keep["last_optimizer_state"] = {"state": {}, "param_groups": prev["last_optimizer_state"]["param_groups"]}
@@ -93,6 +99,8 @@ def main(argv=None) -> int:
             keep["cfg"]["common"]["user_dir"] = None
         if hasattr(keep["cfg"].get("model"), "user_dir"):
             keep["cfg"]["model"].user_dir = None
+        if hasattr(keep["cfg"].get("model"), "data"):  # the training machine's path again
+            keep["cfg"]["model"].data = "."
         if hasattr(keep["cfg"].get("model"), "restore_file"):
             keep["cfg"]["model"].restore_file = "checkpoint_last.pt"
     torch.save(keep, os.path.join(out, "model.pt"))
