@@ -21,14 +21,16 @@ CONTINUE=${CONTINUE:-1}; DEADLINE=${DEADLINE:-560}; PAPER=${PAPER:-1}; CONT_BLEU
 root=$PWD; work=work/gpu; start=$SECONDS
 case $G in /*) ;; *) G=$root/$G ;; esac
 say() { echo "[gpu_paper_setting +$((SECONDS - start))s] $*" >&2; }
+if [ ! -d "$G/data/bin" ] && [ ! -f "$G/data/bin.tar.xz" ]; then  # before anything is written
+  echo "gpu_paper_setting: no $G/data/bin(.tar.xz): run data/scripts/gpu_prepare.sh here first" >&2; exit 1
+fi
 mkdir -p "$OUT"; rm -rf "$work"; stage=$work/out; mkdir -p "$stage"
 # gpu_prepare.sh packs the binarized text (the tree that travels is at most 64 MiB): unpacked into $work, never
 # into $G, so that a smoke test here leaves .gpu as it was measured for the device
 data=$G/data
-if [ ! -d "$data/bin" ] && [ -f "$G/data/bin.tar.xz" ]; then
+if [ ! -d "$data/bin" ]; then
   data=$root/$work/data; mkdir -p "$data"; tar -C "$data" -xJf "$G/data/bin.tar.xz"; cp "$G/data/spm.model" "$data/"
 fi
-[ -d "$data/bin" ] || { echo "gpu_paper_setting: no $G/data/bin(.tar.xz): run data/scripts/gpu_prepare.sh here first" >&2; exit 1; }
 # Everything is written to $stage and bundled into $OUT at the end, at exit, and at DEADLINE seconds (a
 # watchdog, for a call stopped at its limit), since at most 8 files come back. Each bundle writes its own
 # temporary file; tar's exit status 1 (a log grew while read) still makes a usable archive.
