@@ -232,15 +232,21 @@ def test_safe_format_errors(tmp_path):
         ck.save_safe({"model": {}}, tmp_path / "out")
 
 
-@needs_enfr
-def test_export_writes_a_safely_loadable_model(tmp_path):
-    import export_model
-
+def _export_workdir(tmp_path):
+    """export_model.py's WORKDIR for the En-Fr model: its dictionaries under bin/, spm.model beside."""
     work = tmp_path / "work"
     (work / "bin").mkdir(parents=True)
     for lang in ("en", "fr"):
         shutil.copy(os.path.join(ENFR, f"dict.{lang}.txt"), work / "bin")
     shutil.copy(os.path.join(ENFR, "spm.model"), work)
+    return work
+
+
+@needs_enfr
+def test_export_writes_a_safely_loadable_model(tmp_path):
+    import export_model
+
+    work = _export_workdir(tmp_path)
     out = tmp_path / "out"
     assert export_model.main([os.path.join(ENFR, "model.pt"), str(work), str(out), "en", "fr"]) == 0
     state = ck.load_checkpoint(out / "model.pt")
@@ -260,11 +266,7 @@ def test_export_keeps_tied_weights_one_tensor(tmp_path):
     for k in tied:
         state["model"][k] = one
     torch.save(state, tmp_path / "checkpoint_last.pt")
-    work = tmp_path / "work"
-    (work / "bin").mkdir(parents=True)
-    for lang in ("en", "fr"):
-        shutil.copy(os.path.join(ENFR, f"dict.{lang}.txt"), work / "bin")
-    shutil.copy(os.path.join(ENFR, "spm.model"), work)
+    work = _export_workdir(tmp_path)
     out = tmp_path / "out"
     assert export_model.main([str(tmp_path / "checkpoint_last.pt"), str(work), str(out), "en", "fr"]) == 0
     model = ck.load_checkpoint(out / "model.pt")["model"]
@@ -288,11 +290,7 @@ def test_export_ties_a_gpu_checkpoints_equal_copies(tmp_path):
         state["model"][k] = one.clone()
     assert len({state["model"][k].data_ptr() for k in tied}) == 3
     torch.save(state, tmp_path / "checkpoint_last.pt")
-    work = tmp_path / "work"
-    (work / "bin").mkdir(parents=True)
-    for lang in ("en", "fr"):
-        shutil.copy(os.path.join(ENFR, f"dict.{lang}.txt"), work / "bin")
-    shutil.copy(os.path.join(ENFR, "spm.model"), work)
+    work = _export_workdir(tmp_path)
     out = tmp_path / "out"
     assert export_model.main([str(tmp_path / "checkpoint_last.pt"), str(work), str(out), "en", "fr"]) == 0
     model = ck.load_checkpoint(out / "model.pt")["model"]
@@ -315,11 +313,7 @@ def test_export_continues_counts_the_previous_updates(tmp_path, capsys):
     run["last_optimizer_state"] = {"state": {}, "loss_scale": 64.0,
                                    "param_groups": [dict(prev["last_optimizer_state"]["param_groups"][0], params=[0])]}
     torch.save(run, tmp_path / "checkpoint_last.pt")
-    work = tmp_path / "work"
-    (work / "bin").mkdir(parents=True)
-    for lang in ("en", "fr"):
-        shutil.copy(os.path.join(ENFR, f"dict.{lang}.txt"), work / "bin")
-    shutil.copy(os.path.join(ENFR, "spm.model"), work)
+    work = _export_workdir(tmp_path)
     out = tmp_path / "out"
     argv = [str(tmp_path / "checkpoint_last.pt"), str(work), str(out), "en", "fr"]
     assert export_model.main(argv + ["--continues", os.path.join(ENFR, "model.pt")]) == 0
@@ -334,7 +328,8 @@ def test_export_continues_counts_the_previous_updates(tmp_path, capsys):
     # a run resumed with its optimizer (already counting the earlier updates) is refused: it would count twice
     run["optimizer_history"] = [dict(before, num_updates=before["num_updates"] + 7)]
     torch.save(run, tmp_path / "resumed.pt")
-    again = [str(tmp_path / "resumed.pt")] + argv[1:] + ["--continues", os.path.join(ENFR, "model.pt")]
+    again = [str(tmp_path / "resumed.pt"), str(work), str(tmp_path / "out2"), "en", "fr",
+             "--continues", os.path.join(ENFR, "model.pt")]
     assert export_model.main(again) == 1
     assert "resumed" in capsys.readouterr().err and not os.path.exists(tmp_path / "out2")
     del prev["last_optimizer_state"]  # a model exported without its optimizer record cannot be continued from

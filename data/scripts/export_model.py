@@ -50,6 +50,14 @@ def main(argv=None) -> int:
         print(f"export_model: --continues needs an optimizer record (optimizer_history, and last_optimizer_state in "
               f"the earlier model) in both {ckpt} and {prev_path}", file=sys.stderr)
         return 1
+    if prev is not None:
+        run, before = state["optimizer_history"][-1], prev["optimizer_history"][-1]
+        if run["optimizer_name"] == before["optimizer_name"] and run["num_updates"] >= before["num_updates"]:
+            # a run resumed with its optimizer (a CPU run) already counts PREV's updates: the sum would count twice
+            print(f"export_model: {ckpt} ({run['optimizer_name']}, {run['num_updates']} updates) resumed {prev_path} "
+                  f"({before['num_updates']} updates) with its optimizer; --continues is for a run whose optimizer "
+                  "was reset: export without it", file=sys.stderr)
+            return 1
     os.makedirs(out, exist_ok=True)
     keep = {k: state[k] for k in ("cfg", "args") if state.get(k) is not None}
     # Tied weights (shared embeddings: three keys, one tensor in the checkpoint) stay one tensor, so that
@@ -78,13 +86,6 @@ def main(argv=None) -> int:
     if opt is not None:
         keep["last_optimizer_state"] = {"state": {}, "param_groups": opt["param_groups"]}
     if prev is not None:
-        run, before = state["optimizer_history"][-1], prev["optimizer_history"][-1]
-        if run["optimizer_name"] == before["optimizer_name"] and run["num_updates"] >= before["num_updates"]:
-            # a run resumed with its optimizer (a CPU run) already counts PREV's updates: the sum would count twice
-            print(f"export_model: {ckpt} ({run['optimizer_name']}, {run['num_updates']} updates) resumed {prev_path} "
-                  f"({before['num_updates']} updates) with its optimizer; --continues is for a run whose optimizer "
-                  "was reset: export without it", file=sys.stderr)
-            return 1
         total = before["num_updates"] + run["num_updates"]
         keep["optimizer_history"] = [dict(run), dict(before, num_updates=total)]
         keep["last_optimizer_state"] = {"state": {}, "param_groups": prev["last_optimizer_state"]["param_groups"]}

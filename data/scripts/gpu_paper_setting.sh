@@ -93,7 +93,7 @@ continue_cpu() {  # NAME SRC TGT: the shipped 3+3 model, on with data/scripts/tr
   PATH=$root/$work/shim:$PATH LAYERS=3 bash data/scripts/train.sh "$work/c_$1" "$2" "$3" 1000000 \
     --restore-file "$G/init/$1/model.pt" --reset-dataloader "${precision[@]}" --max-tokens "$MAX_TOKENS" \
     "${reset[@]}" \
-    --stop-time-hours "$hours" --save-interval-updates 1000 --num-workers 2 > "$stage/train_cont_$1.log" 2>&1
+    --stop-time-hours "$hours" --save-interval-updates 1000 --num-workers 2 > "$stage/train_c_$1.log" 2>&1
 }
 # fp16 wraps Adam in FP16Optimizer, which fairseq will not load the CPU runs' FairseqAdam state into (the
 # first device call failed so): the optimizer starts afresh, and with it the update count and LR schedule,
@@ -111,22 +111,16 @@ for n in "${cont[@]}"; do continue_cpu "$n" "${n:0:2}" "${n:2:2}" & cpids+=($!);
 [ -z "$p1" ] || wait $p1 || say "De->En training failed: $(tail -n 3 "$stage/train_deen.log")"
 [ -z "$p2" ] || wait $p2 || say "En->De training failed: $(tail -n 3 "$stage/train_ende.log")"
 for i in "${!cpids[@]}"; do
-  wait "${cpids[$i]}" || say "continuing ${cont[$i]} failed: $(tail -n 3 "$stage/train_cont_${cont[$i]}.log")"
+  wait "${cpids[$i]}" || say "continuing ${cont[$i]} failed: $(tail -n 3 "$stage/train_c_${cont[$i]}.log")"
 done
 exports=()
-for pair in "deen de en" "ende en de"; do
-  set -- $pair
-  [ -f "$work/$1/checkpoints/checkpoint_last.pt" ] || continue
-  python3 data/scripts/export_model.py "$work/$1/checkpoints/checkpoint_last.pt" "$data" "$work/models/$1" "$2" "$3" &
+for r in deen ende "${cont[@]/#/c_}"; do  # the paper's models, then the continued ones (c_NAME)
+  n=${r#c_}
+  [ -f "$work/$r/checkpoints/checkpoint_last.pt" ] || continue
+  python3 data/scripts/export_model.py "$work/$r/checkpoints/checkpoint_last.pt" "$data" "$work/models/$r" \
+    "${n:0:2}" "${n:2:2}" &
   exports+=($!)
-  grep -h "| valid on" "$stage/train_$1.log" | tail -n 1 >&2 || true
-done
-for n in "${cont[@]}"; do
-  [ -f "$work/c_$n/checkpoints/checkpoint_last.pt" ] || continue
-  python3 data/scripts/export_model.py "$work/c_$n/checkpoints/checkpoint_last.pt" "$data" "$work/models/c_$n" \
-    "${n:0:2}" "${n:2:2}" > /dev/null &
-  exports+=($!)
-  grep -h "| valid on" "$stage/train_cont_$n.log" | tail -n 1 >&2 || true
+  grep -h "| valid on" "$stage/train_$r.log" | tail -n 1 >&2 || true
 done
 [ ${#exports[@]} -gt 0 ] || { echo "gpu_paper_setting: no model trained" >&2; exit 1; }
 for p in "${exports[@]}"; do wait "$p" || say "an export failed"; done
@@ -137,18 +131,17 @@ for n in "${cont[@]}"; do  # a returned file is at most 16 MiB
 done
 say "exported; RWTH experiment and BLEU"
 lim=(); [ "$LIMIT" = 0 ] || lim=(--limit "$LIMIT")
+bleu() {  # LABEL MODEL_DIR [bleu.py options]: FLORES-101 devtest BLEU, the direction from the folder's name
+  local label=$1 m=$2 n=${2##*/}; shift 2; n=${n#c_}; [ -f "$m/model.pt" ] || return 0
+  echo "$m (${n:0:2}->${n:2:2}), $label:"
+  python3 data/scripts/bleu.py "$m" "$G"/flores/deen_corpus.txt.flores101-devtest.{"${n:0:2}","${n:2:2}"} \
+    "${n:0:2}" "${n:2:2}" "${lim[@]}" "$@" 2>&1 | grep -v "^INFO" || echo "bleu $m: failed"; }
 # at most 1.2 x source + 10 tokens: an undertrained model may otherwise decode 200 tokens a sentence
-bleu() { [ -f "$1/model.pt" ] || return 0; echo "$1 ($4->$5), at most 1.2 x source + 10 tokens:"
-  python3 data/scripts/bleu.py "$@" "${lim[@]}" --max-len-a 1.2 --max-len-b 10 2>&1 | grep -v "^INFO" || echo "bleu $1: failed"; }
-{ bleu "$work/models/deen" "$G"/flores/deen_corpus.txt.flores101-devtest.{de,en} de en
-  bleu "$work/models/ende" "$G"/flores/deen_corpus.txt.flores101-devtest.{en,de} en de
+{ for n in deen ende; do bleu "at most 1.2 x source + 10 tokens" "$work/models/$n" --max-len-a 1.2 --max-len-b 10; done
 } > "$stage/bleu.txt" 2>&1 &
 bleu_job=$!
 # the continued 3+3 models as their shipped figures were made (no length limit)
-cbleu() { [ -f "$1/model.pt" ] || return 0; echo "$1 ($4->$5), shipped models' settings:"
-  python3 data/scripts/bleu.py "$@" "${lim[@]}" 2>&1 | grep -v "^INFO" || echo "bleu $1: failed"; }
-[ "$CONT_BLEU" = 0 ] || { cbleu "$work/models/c_deen" "$G"/flores/deen_corpus.txt.flores101-devtest.{de,en} de en
-  cbleu "$work/models/c_ende" "$G"/flores/deen_corpus.txt.flores101-devtest.{en,de} en de
+[ "$CONT_BLEU" = 0 ] || { for n in deen ende; do bleu "shipped models' settings" "$work/models/c_$n"; done
 } > "$stage/bleu_cont.txt" 2>&1 &
 cbleu_job=$!
 # into $stage, bundled into $OUT whatever happens later
