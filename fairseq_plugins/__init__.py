@@ -4,8 +4,33 @@
 --print-alignment --alignment-method norm [--score-reference] [--alignment-dump DIR]``
 """
 
-from . import tasks  # noqa: F401  (registers translation_norm_align)
-from .checkpoint import install_safe_loader
+import logging
+
+
+def _import_keeping_logging() -> None:
+    """Import the plugin (and so fairseq) without fairseq's logging set-up taking over a library user's process.
+
+    Importing fairseq calls ``logging.basicConfig(level=DEBUG)`` (fairseq/models/wav2vec/wav2vec2_classification.py)
+    and logs INFO lines while it loads; afterwards every DEBUG record would print (matplotlib's font search
+    alone: over 200 lines). A placeholder handler makes those basicConfig calls no-ops for the import.
+    fairseq's CLIs, which configure logging before they load the plugin, and users who set up logging first
+    keep theirs.
+    """
+    root = logging.getLogger()
+    if root.handlers:
+        from . import tasks  # noqa: F401  (registers translation_norm_align)
+        return
+    placeholder = logging.NullHandler()
+    root.addHandler(placeholder)
+    try:
+        from . import tasks  # noqa: F401,F811
+    finally:
+        root.removeHandler(placeholder)
+
+
+_import_keeping_logging()
+
+from .checkpoint import install_safe_loader  # noqa: E402
 
 # fairseq's checkpoint reading allows only the classes fairseq checkpoints need (and safetensors models).
 install_safe_loader()

@@ -262,3 +262,26 @@ def test_unknown_piece_never_shifts_a_word(tiny, tmp_path):
     api = aligner.align(["\u2581a \u2581zz x \u2581b"], ["\u2581B q \u2581Z \u2581A"], methods=["norm"], layers=[1],
                         shifts=["awo"])
     assert {f"{s}-{t}" for s, t in api[("norm", 1, "awo")][0]} == lines[0]
+
+
+def _root_logging_after(setup: str) -> list:
+    code = (setup + "; import logging, fairseq_plugins; r = logging.getLogger(); "
+            "logging.getLogger('matplotlib.font_manager').debug('font search'); "
+            "print(r.level, [type(h).__name__ for h in r.handlers])")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    return [r.stdout.strip(), r.stderr]
+
+
+def test_import_leaves_a_library_users_logging_alone():
+    # fairseq's import calls logging.basicConfig(level=DEBUG); before the fix the root logger came back
+    # at 10 with a StreamHandler, the tensorboardX INFO line and this DEBUG record printed on stderr
+    out, err = _root_logging_after("import os")
+    assert out == "30 []"  # WARNING, no handler: Python's defaults
+    assert "font search" not in err and "INFO:" not in err and "DEBUG" not in err
+
+
+def test_import_keeps_logging_a_user_set_up_first():
+    out, err = _root_logging_after("import logging; logging.basicConfig(level=logging.INFO)")
+    assert out == "20 ['StreamHandler']"
+    assert "font search" not in err
