@@ -354,4 +354,5 @@ def test_converted_model_gives_fairseq_logits(converted):
         got = hf.model(input_ids=src_ids, attention_mask=src_mask.long(), decoder_input_ids=prev,
                        use_cache=False).logits
     assert got.shape == want.shape
-    torch.testing.assert_close(got[tgt_mask], want[tgt_mask], rtol=1e-4, atol=1e-4)
+    # README: within 2e-5 (largest difference measured on 40 Hansards sentences: 5.2e-6)
+    torch.testing.assert_close(got[tgt_mask], want[tgt_mask], rtol=0, atol=2e-5)
