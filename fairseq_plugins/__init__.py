@@ -5,6 +5,7 @@
 """
 
 import logging
+import sys
 
 
 def _import_keeping_logging() -> None:
@@ -12,15 +13,18 @@ def _import_keeping_logging() -> None:
 
     Importing fairseq calls ``logging.basicConfig(level=DEBUG)`` (fairseq/models/wav2vec/wav2vec2_classification.py)
     and logs INFO lines while it loads; afterwards every DEBUG record would print (matplotlib's font search
-    alone: over 200 lines). A placeholder handler makes those basicConfig calls no-ops for the import.
-    fairseq's CLIs, which configure logging before they load the plugin, and users who set up logging first
-    keep theirs.
+    alone: over 200 lines). A placeholder handler, passing on warnings only, makes those basicConfig calls
+    no-ops for the import. When the root logger already has a handler (fairseq's CLIs load the plugin after
+    importing fairseq; a user who set up logging first) nothing changes; so a process that imported fairseq
+    itself before the plugin keeps fairseq's DEBUG set-up.
     """
     root = logging.getLogger()
     if root.handlers:
         from . import tasks  # noqa: F401  (registers translation_norm_align)
         return
-    placeholder = logging.NullHandler()
+    placeholder = logging.StreamHandler(sys.stderr)
+    placeholder.setLevel(logging.WARNING)
+    placeholder.setFormatter(logging.Formatter(logging.BASIC_FORMAT))
     root.addHandler(placeholder)
     try:
         from . import tasks  # noqa: F401,F811
