@@ -19,17 +19,17 @@ def _import_keeping_logging() -> None:
     itself before the plugin keeps fairseq's DEBUG set-up.
     """
     root = logging.getLogger()
-    if root.handlers:
-        from . import tasks  # noqa: F401  (registers translation_norm_align)
-        return
-    placeholder = logging.StreamHandler(sys.stderr)
-    placeholder.setLevel(logging.WARNING)
-    placeholder.setFormatter(logging.Formatter(logging.BASIC_FORMAT))
-    root.addHandler(placeholder)
+    placeholder = None
+    if not root.handlers:
+        placeholder = logging.StreamHandler(sys.stderr)
+        placeholder.setLevel(logging.WARNING)
+        placeholder.setFormatter(logging.Formatter(logging.BASIC_FORMAT))
+        root.addHandler(placeholder)
     try:
-        from . import tasks  # noqa: F401,F811
+        from . import tasks  # noqa: F401  (registers translation_norm_align)
     finally:
-        root.removeHandler(placeholder)
+        if placeholder is not None:
+            root.removeHandler(placeholder)
 
 
 _import_keeping_logging()
