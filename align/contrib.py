@@ -16,7 +16,10 @@ positions, ``D`` model width; scores are ``(B, T, S)``, target first.
 - Value zeroing (Mohebbi, Zuidema, Chrupała, Alishahi, EACL 2023): zero source token j's value
   vectors in the cross-attention, finish the decoder layer, and score ``1 - cos(new, real)``. The
   attention output is linear in the values, so zeroing token j subtracts
-  ``z_ij = sum_h alpha^h_ij f^h(x_j)`` from it; only the rest of the layer is rerun.
+  ``z_ij = sum_h alpha^h_ij f^h(x_j)`` from it; only the rest of the layer is rerun. Convention:
+  the decoder layer's own output at every layer, the last one included; the decoder stack's final
+  LayerNorm of pre-LN models (which inseq includes at the last layer, reading ``hidden_states``)
+  belongs to the output projection and is not applied.
 """
 
 from __future__ import annotations

@@ -273,36 +273,35 @@ def decompose_block(alpha: Tensor, f: Tensor, residual: Tensor, attn_out: Tensor
     return src, res, bias
 
 
-def _gelu_grad(x: Tensor) -> Tensor:
-    return 0.5 * (1.0 + torch.erf(x / 2 ** 0.5)) + x * torch.exp(-0.5 * x ** 2) / (2 * torch.pi) ** 0.5
+def _relu_gate(z: Tensor) -> Tensor:
+    return (z > 0).to(z.dtype)
 
 
-def _gelu_tanh(x: Tensor) -> Tensor:
-    return torch.nn.functional.gelu(x, approximate="tanh")
+def _gelu_gate(z: Tensor) -> Tensor:
+    return 0.5 * (1.0 + torch.erf(z * 0.5 ** 0.5))  # GELU(z) = z Phi(z)
 
 
-def _gelu_tanh_grad(x: Tensor) -> Tensor:
-    k = (2 / torch.pi) ** 0.5
-    t = torch.tanh(k * (x + 0.044715 * x ** 3))
-    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+def _gelu_tanh(z: Tensor) -> Tensor:
+    return torch.nn.functional.gelu(z, approximate="tanh")
 
 
-def _silu_grad(x: Tensor) -> Tensor:
-    s = torch.sigmoid(x)
-    return s * (1 + x * (1 - s))
+def _gelu_tanh_gate(z: Tensor) -> Tensor:
+    return 0.5 * (1.0 + torch.tanh((2 / torch.pi) ** 0.5 * (z + 0.044715 * z ** 3)))
 
 
-ACTIVATIONS: dict[str, tuple[Callable[[Tensor], Tensor], Callable[[Tensor], Tensor] | None]] = {
-    "relu": (torch.relu, None),  # gates computed exactly (a step along the path)
-    "gelu": (torch.nn.functional.gelu, _gelu_grad),
-    "gelu_new": (_gelu_tanh, _gelu_tanh_grad),
-    "gelu_accurate": (_gelu_tanh, _gelu_tanh_grad),
-    "gelu_pytorch_tanh": (_gelu_tanh, _gelu_tanh_grad),
-    "silu": (torch.nn.functional.silu, _silu_grad),
-    "swish": (torch.nn.functional.silu, _silu_grad),
+ACTIVATIONS: dict[str, tuple[Callable[[Tensor], Tensor], Callable[[Tensor], Tensor]]] = {
+    "relu": (torch.relu, _relu_gate),
+    "gelu": (torch.nn.functional.gelu, _gelu_gate),
+    "gelu_new": (_gelu_tanh, _gelu_tanh_gate),
+    "gelu_accurate": (_gelu_tanh, _gelu_tanh_gate),
+    "gelu_pytorch_tanh": (_gelu_tanh, _gelu_tanh_gate),
+    "silu": (torch.nn.functional.silu, torch.sigmoid),  # SiLU(z) = z sigmoid(z)
+    "swish": (torch.nn.functional.silu, torch.sigmoid),
 }
-"""FF activations by the names fairseq and Hugging Face configs use: (function, derivative); the
-derivative drives the integrated-gradient gates (None: exact gates)."""
+"""FF activations by the names fairseq and Hugging Face configs use: ``(g, gate)`` with
+``g(z) = z * gate(z)`` for every z. The gate is ``g(z) / z``, the integrated gradient of ``g`` from
+the zero baseline per neuron (``ff_gates``); at ``z = 0`` it is the limit ``g'(0)`` (ReLU: 0, as
+torch's ReLU gradient there)."""
 
 
 def activation_name(fn) -> str:
@@ -376,30 +375,30 @@ class FeedForwardBlock:
         return self.ln(y + self.forward(y))
 
 
-def ig_gates(y: Tensor, ff: FeedForwardBlock, steps: int = 32) -> Tensor:
-    """Integrated-gradient gates of the FF block from the zero baseline: y (B, T, D) -> (B, T, F).
+def ff_gates(u: Tensor, ff: FeedForwardBlock) -> Tensor:
+    """Integrated-gradient gates of the FF activation: u (B, T, D) the FF input -> (B, T, F).
 
-    The path is ``a y`` for ``a`` in [0, 1]; the Jacobian of ``W2 act(W1 a y + b1)`` is
-    ``W2 diag(act'(a w + b1)) W1`` with ``w = W1 y``, so the path-averaged Jacobian is
-    ``W2 diag(g) W1`` with ``g = mean_a act'(a w + b1)``. ReLU: ``act'`` is a step in ``a``, and
-    ``g`` is computed exactly (the fraction of [0, 1] where ``a w + b1 > 0``); ``steps`` is unused.
-    GELU, SiLU: midpoint rule with ``steps`` points. Completeness: ``W2 (g * w) = FF(y) - FF(0)``
-    (exact for ReLU; Riemann error otherwise).
+    Kobayashi et al. (2023, arXiv 2302.00456, Sec. 4) apply integrated gradients to the activation
+    ``g`` alone, over its input ``z = W1 u + b1 = sum_k W1 v_k + b1`` (``u = sum_k v_k`` the parts),
+    from the zero baseline (their Eq. 12): part ``k`` receives ``W1 v_k * int_0^1 g'(a z) da``
+    per neuron. ``g`` acts element-wise, so the integral is exact, ``(g(z) - g(0)) / z = g(z) / z``
+    (``g(0) = 0`` for ReLU, GELU and SiLU): the gate of neuron f is ``g(z_f) / z_f``, no steps are
+    taken, and ReLU's gate is exactly ``1[z > 0]``. ``b1`` is a part of its own.
     """
-    w = torch.nn.functional.linear(y, ff.fc1_weight)  # (B, T, F): W1 y without bias
-    b = ff.fc1_bias if ff.fc1_bias is not None else w.new_zeros(w.shape[-1])
-    grad = ACTIVATIONS[ff.activation][1]
-    if grad is None:  # ReLU
-        # crossing point a* = -b / w; active for a > a* when w > 0, for a < a* when w < 0
-        with torch.no_grad():
-            cross = torch.where(w != 0, -b / torch.where(w != 0, w, torch.ones_like(w)), torch.zeros_like(w))
-            inside = cross.clamp(0.0, 1.0)
-            g = torch.where(w > 0, 1.0 - inside, torch.where(w < 0, inside, (b > 0).to(w.dtype).expand_as(w)))
-        return g
-    g = torch.zeros_like(w)
-    for k in range(steps):  # one step at a time: (steps, B, T, F) would not fit on long inputs
-        g += grad((k + 0.5) / steps * w + b)
-    return g / steps
+    z = torch.nn.functional.linear(u, ff.fc1_weight, ff.fc1_bias)
+    return ACTIVATIONS[ff.activation][1](z)
+
+
+def ff_shares(parts: Tensor, ff: FeedForwardBlock) -> tuple[Tensor, Tensor]:
+    """``FF(u)`` attributed to the parts of its input ``u = parts.sum(-2)``: parts (..., K, D) ->
+    shares (..., K, D), ``W2 (G * W1 v_k)`` each, and the bias share (..., D), ``W2 (G * b1) + b2``,
+    with ``G = ff_gates(u)``; shares and bias add up to ``FF(u)`` exactly (Kobayashi et al. 2023)."""
+    g = ff_gates(parts.sum(-2), ff)  # (..., F)
+    shares = torch.nn.functional.linear(torch.nn.functional.linear(parts, ff.fc1_weight) * g.unsqueeze(-2),
+                                        ff.fc2_weight)
+    bias = torch.nn.functional.linear(g * ff.fc1_bias, ff.fc2_weight) if ff.fc1_bias is not None \
+        else g.new_zeros(*g.shape[:-1], ff.fc2_weight.shape[0])
+    return shares, (bias + ff.fc2_bias if ff.fc2_bias is not None else bias)
 
 
 @dataclass(frozen=True)
@@ -412,18 +411,20 @@ class LayerDecomposition:
     bias: Tensor
 
 
-def decompose_layer(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor, layer: CrossAttentionLayer,
-                    steps: int = 32) -> LayerDecomposition:
+def decompose_layer(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor,
+                    layer: CrossAttentionLayer) -> LayerDecomposition:
     """Carry the attention block's per-token vectors through the FF block (Kobayashi et al. 2023).
 
     After the attention block, ``y_i = sum_j p_ij + r_i + c_i`` (source, residual and bias parts,
-    ``decompose_block``). The FF output is attributed to each part by integrated gradients from
-    the zero baseline (``ig_gates``): ``A(v) = W2 (g_i * W1 v)``, linear in the part, summing to
-    ``FF(u) - FF(0)``; ``FF(0)`` joins the bias.
+    ``decompose_block``). ``FF(u) = W2 g(W1 u + b1) + b2`` is attributed to the parts of its input
+    ``u`` by integrated gradients over the activation (``ff_gates``, the paper's Eq. 12): part
+    ``v`` receives ``A(v) = W2 (G_i * W1 v)`` with ``G_i = g(z_i) / z_i``; ``W2 (G_i * b1) + b2``
+    joins the bias. The parts add up to ``FF(u)`` exactly.
     Post-LN: ``LN(y + FF(y)) = sum_k L(v_k + A(v_k)) / s_i + ...`` as in ``decompose_block``.
     Pre-LN: the FF input is ``u = LN(y) = sum_k L(v_k) / s_i + beta`` (beta joins the bias), and the
     output ``y + FF(u) = sum_k (v_k + A(L(v_k) / s_i)) + ...`` is not normalized.
-    Materializes (B, T, S, D) and (T, S, F) per sentence: alignment-sized inputs.
+    Shapes: source (B, T, S, D), residual and bias (B, T, D). Materializes (B, T, S, D) and
+    (T, S, F) per sentence: alignment-sized inputs.
     """
     ff = layer.ff
     if ff is None:
@@ -436,22 +437,13 @@ def decompose_layer(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor
     if ff.normalize_before:
         s2 = ln_scale(y, ff.ln_eps)[..., None]
         u_src, u_res, u_bias = lin(src) / s2.unsqueeze(-1), lin(res) / s2, lin(bias) / s2 + beta
-        u = u_src.sum(2) + u_res + u_bias
     else:
-        u_src, u_res, u_bias, u = src, res, bias, y
-    g = ig_gates(u, ff, steps)  # (B, T, F)
-    w1, w2 = ff.fc1_weight, ff.fc2_weight
-
-    def attribute(v: Tensor, gates: Tensor) -> Tensor:  # v (B, T, ..., D), gates (B, T, F) -> W2 (g * W1 v)
-        h = torch.nn.functional.linear(v, w1)
-        gg = gates.view(gates.shape[0], gates.shape[1], *([1] * (v.dim() - 3)), gates.shape[-1])
-        return torch.nn.functional.linear(h * gg, w2)
-
+        u_src, u_res, u_bias = src, res, bias
+    S = src.shape[2]
+    parts = torch.cat([u_src, u_res.unsqueeze(2), u_bias.unsqueeze(2)], dim=2)  # (B, T, S + 2, D)
     # one sentence at a time keeps the (T, S, F) intermediate bounded
-    src_out = torch.cat([attribute(u_src[b:b + 1], g[b:b + 1]) for b in range(src.shape[0])])
-    res_out = attribute(u_res, g)
-    ff0 = ff.forward(y.new_zeros(y.shape[-1]))  # FF(0): the baseline's output, a bias
-    bias_out = attribute(u_bias, g) + ff0
+    shares, ff_bias = (torch.cat(x) for x in zip(*(ff_shares(parts[b:b + 1], ff) for b in range(parts.shape[0]))))
+    src_out, res_out, bias_out = shares[:, :, :S], shares[:, :, S], shares[:, :, S + 1] + ff_bias
     if ff.normalize_before:
         return LayerDecomposition(src + src_out, res + res_out, bias + bias_out)
     s3 = ln_scale(y + ff.forward(y), ff.ln_eps)[..., None]  # LN3 scale of the real FF-block sum
@@ -459,11 +451,12 @@ def decompose_layer(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor
                               lin(bias + bias_out) / s3 + beta)
 
 
-def score_attn_res_ln_ff(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor, layer: CrossAttentionLayer,
-                         steps: int = 32) -> BlockScores:
-    """Whole-layer attribution (attention, residual, LN, FF with IG, residual, LN): source (B, T, S),
-    residual (B, T) and mixing (B, T) as in ``score_attn_res_ln`` (Kobayashi et al. 2023)."""
-    d = decompose_layer(alpha, x, residual, attn_out, layer, steps)
+def score_attn_res_ln_ff(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor,
+                         layer: CrossAttentionLayer) -> BlockScores:
+    """Whole-layer attribution (attention, residual, LN, FF by integrated gradients over its
+    activation, residual, LN): source (B, T, S), residual (B, T) and mixing (B, T) as in
+    ``score_attn_res_ln`` (Kobayashi et al. 2023)."""
+    d = decompose_layer(alpha, x, residual, attn_out, layer)
     src = d.source.norm(dim=-1)
     res = d.residual.norm(dim=-1)
     mixed = d.source.sum(2).norm(dim=-1)

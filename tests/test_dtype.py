@@ -34,6 +34,9 @@ PINNED = {torch.bfloat16: {"attn": 0.995, "norm": 0.99, "attn-res-ln": 0.99, "al
 # max |low - float32| / max |float32| per method over the same sentences; measured at most
 # 1.2% (bfloat16, attn-head) and 0.16% (float16, attn-head)
 SCORE_RTOL = {torch.bfloat16: 0.02, torch.float16: 0.003}
+# attn-res-ln-ff: its ReLU gate is 1[z > 0] (Kobayashi et al. 2023), a step, so a neuron whose
+# pre-activation changes sign under rounding moves its whole share: measured 0.65% in float16
+FF_RTOL = {torch.bfloat16: 0.02, torch.float16: 0.01}
 DTYPES = [pytest.param(torch.bfloat16, id="bfloat16"), pytest.param(torch.float16, id="float16")]
 
 
@@ -111,7 +114,8 @@ def test_scores_are_float32_and_close(pairs, reference, dtype):
                 assert np.isfinite(g[(name, layer)]).all(), (name, layer)
         diff = max(np.abs(g[(name, k)] - w[(name, k)]).max() for g, w in zip(got, want) for k in range(3))
         scale = max(np.abs(w[(name, k)]).max() for w in want for k in range(3))
-        assert 0 < diff <= SCORE_RTOL[dtype] * scale, (name, diff, scale)  # > 0: really low precision
+        rtol = FF_RTOL[dtype] if name == "attn-res-ln-ff" else SCORE_RTOL[dtype]
+        assert 0 < diff <= rtol * scale, (name, diff, scale)  # > 0: really low precision
     # what the recorder hands the methods is float32 too, and so are the layer weights
     s_ids, s_mask = collate(src[:2], aligner.pad)
     l_ids, l_mask = collate(labels[:2], aligner.pad)

@@ -207,31 +207,67 @@ def _ff(D=16, F=32, act="relu", seed=5):
     return FeedForwardBlock(r(F, D) / D ** 0.5, r(F) * 0.5, r(D, F) / F ** 0.5, r(D), act, 1 + 0.1 * r(D), r(D))
 
 
-@pytest.mark.parametrize("act,steps,tol", [("relu", 1, 1e-5), ("gelu", 256, 1e-4)])
-def test_ig_completeness(act, steps, tol):
-    from align.norms import ig_gates
+def _hand_ff(act):
+    # D = 2, F = 3: W1 = [[1, 0], [0, 1], [1, 1]], b1 = [0, -3, -1], W2 = [[1, 0, 1], [0, 1, 0]], b2 = [0.5, -0.5]
+    from align.norms import FeedForwardBlock
+    return FeedForwardBlock(torch.tensor([[1., 0.], [0., 1.], [1., 1.]]), torch.tensor([0., -3., -1.]),
+                            torch.tensor([[1., 0., 1.], [0., 1., 0.]]), torch.tensor([0.5, -0.5]), act)
+
+
+def test_ff_shares_relu_by_hand():
+    # Two parts v1 = [1, 0], v2 = [1, 2]: u = [2, 2], W1 u = [2, 2, 4], z = W1 u + b1 = [2, -1, 3].
+    # IG over the activation from 0 (Kobayashi et al. 2023, Eq. 12): gate g(z)/z = 1[z > 0] = [1, 0, 1].
+    #   v1: W1 v1 = [1, 0, 1] -> gated [1, 0, 1] -> W2 -> [1 + 1, 0] = [2, 0]
+    #   v2: W1 v2 = [1, 2, 3] -> gated [1, 0, 3] -> W2 -> [1 + 3, 0] = [4, 0]
+    #   b1:        [0, -3, -1] -> gated [0, 0, -1] -> W2 -> [-1, 0]; + b2 -> bias [-0.5, -0.5]
+    # FF(u) = W2 relu(z) + b2 = W2 [2, 0, 3] + b2 = [5.5, -0.5] = [2, 0] + [4, 0] + [-0.5, -0.5].
+    # (The old path a*u with b1 fixed gave neuron 2 the gate 0.75: 4a - 1 > 0 only for a > 1/4.)
+    from align.norms import ff_gates, ff_shares
+    ff = _hand_ff("relu")
+    parts = torch.tensor([[[1., 0.], [1., 2.]]])  # (N=1, K=2, D=2)
+    torch.testing.assert_close(ff_gates(parts.sum(1), ff), torch.tensor([[1., 0., 1.]]))
+    shares, bias = ff_shares(parts, ff)
+    torch.testing.assert_close(shares, torch.tensor([[[2., 0.], [4., 0.]]]))
+    torch.testing.assert_close(bias, torch.tensor([[-0.5, -0.5]]))
+    torch.testing.assert_close(shares.sum(1) + bias, ff.forward(parts.sum(1)))
+
+
+def test_ff_shares_gelu_by_hand():
+    # The same block with GELU: gate g(z)/z = Phi(z); z = [2, -1, 3]:
+    #   Phi(2) = 0.9772499, Phi(-1) = 0.1586553, Phi(3) = 0.9986501
+    #   v1: [1, 0, 1] * gates = [0.9772499, 0, 0.9986501]         -> W2 -> [1.9759000, 0]
+    #   v2: [1, 2, 3] * gates = [0.9772499, 0.3173105, 2.9959503] -> W2 -> [3.9732002, 0.3173105]
+    #   b1: [0, -3, -1] * gates = [0, -0.4759658, -0.9986501]     -> W2 -> [-0.9986501, -0.4759658]
+    #       + b2 = [-0.4986501, -0.9759658]
+    # Sum [5.4504501, -0.6586553] = W2 gelu(z) + b2 = W2 [1.9544998, -0.1586553, 2.9959503] + b2.
+    from align.norms import ff_shares
+    ff = _hand_ff("gelu")
+    parts = torch.tensor([[[1., 0.], [1., 2.]]])
+    shares, bias = ff_shares(parts, ff)
+    torch.testing.assert_close(shares, torch.tensor([[[1.9759000, 0.], [3.9732002, 0.3173105]]]))
+    torch.testing.assert_close(bias, torch.tensor([[-0.4986501, -0.9759658]]))
+    torch.testing.assert_close(shares.sum(1) + bias, torch.tensor([[5.4504501, -0.6586553]]))
+    torch.testing.assert_close(shares.sum(1) + bias, ff.forward(parts.sum(1)))
+
+
+@pytest.mark.parametrize("act", ["relu", "gelu", "gelu_new", "silu"])
+def test_ff_gates_are_the_exact_path_integral(act):
+    # Plain reference: integrated gradients of g over z from 0, by autograd at 4000 midpoints,
+    # times z, equals g(z) (completeness) and the gate times z; z == 0 gives g'(0).
+    from align.norms import ACTIVATIONS, ff_gates
     ff = _ff(act=act)
-    y = torch.randn(2, 3, 16)
-    g = ig_gates(y, ff, steps)
-    attributed = torch.nn.functional.linear(g * torch.nn.functional.linear(y, ff.fc1_weight), ff.fc2_weight)
-    torch.testing.assert_close(attributed, ff.forward(y) - ff.forward(torch.zeros(16)), rtol=tol, atol=tol)
-
-
-def test_relu_gates_equal_brute_force_integrated_gradients():
-    # Plain reference: average autograd Jacobian-vector products over 4000 midpoints of the path.
-    from align.norms import ig_gates
-    ff = _ff()
-    y = torch.randn(1, 1, 16)
-    v = torch.randn(16)
-    g = ig_gates(y, ff)
-    fast = torch.nn.functional.linear(g * torch.nn.functional.linear(v, ff.fc1_weight), ff.fc2_weight)[0, 0]
-    total = torch.zeros(16)
+    u = torch.randn(1, 1, 16)
+    z = torch.nn.functional.linear(u, ff.fc1_weight, ff.fc1_bias)[0, 0]
+    g, _ = ACTIVATIONS[act]
     n = 4000
-    for k in range(n):
-        a = (k + 0.5) / n
-        _, jvp = torch.autograd.functional.jvp(ff.forward, (a * y[0, 0],), (v,))
-        total += jvp / n
-    torch.testing.assert_close(fast, total, rtol=2e-3, atol=2e-3)
+    a = (torch.arange(n, dtype=torch.float64) + 0.5) / n
+    path = (a[:, None] * z.double()[None]).requires_grad_(True)
+    g(path).sum().backward()
+    integral = path.grad.mean(0).float()
+    torch.testing.assert_close(ff_gates(u, ff)[0, 0], integral, rtol=2e-3, atol=2e-3)
+    torch.testing.assert_close(ff_gates(u, ff)[0, 0] * z, g(z), rtol=1e-6, atol=1e-6)
+    zero = ACTIVATIONS[act][1](torch.zeros(1))
+    assert zero.item() == {"relu": 0.0, "gelu": 0.5, "gelu_new": 0.5, "silu": 0.5}[act]
 
 
 @pytest.mark.parametrize("act,pre", [("relu", False), ("gelu", False), ("relu", True), ("gelu", True)])
@@ -256,9 +292,9 @@ def test_whole_layer_decomposition_adds_up_to_fairseq_layer(act, pre):
     alpha, x = cap["w"].transpose(0, 1), enc.transpose(0, 1)
     y, attn_out = cap["ln_in" if pre else "q"].transpose(0, 1), cap["out"].transpose(0, 1)
     assert layer.normalize_before == pre and layer.ff.normalize_before == pre
-    d = decompose_layer(alpha, x, y, attn_out, layer, steps=512)
-    tol = 1e-4 if act == "relu" else 2e-3
-    torch.testing.assert_close(d.source.sum(2) + d.residual + d.bias, out.transpose(0, 1), rtol=tol, atol=tol)
+    d = decompose_layer(alpha, x, y, attn_out, layer)
+    # exact for every activation (integrated gradients over the element-wise activation): to 1e-5
+    torch.testing.assert_close(d.source.sum(2) + d.residual + d.bias, out.transpose(0, 1), rtol=0, atol=1e-5)
     assert d.source[1, :, 5:].abs().max() == 0  # padded sources get nothing
     s = score_attn_res_ln_ff(alpha, x, y, attn_out, layer)
     torch.testing.assert_close(s.source, d.source.norm(dim=-1), rtol=1e-3, atol=1e-5)

@@ -136,7 +136,8 @@ def test_whole_run_on_the_shipped_model(exp, tmp_path):
 # AER (%) recorded in benchmarks/results/rwth_deen.md for the shipped De->En model (508 RWTH sentences).
 RWTH_RECORDED = {"attn-awo-layer1.align": 34.21, "norm-awo-layer1.align": 35.66, "attn-awi-layer0.align": 34.46,
                  "norm-awi-layer0.align": 30.08, "alti-awi-layer0.align": 29.26,
-                 "alti-rollout-awi-layer0.align": 29.31, "value-zeroing-awo-layer1.align": 33.63}
+                 "alti-rollout-awi-layer0.align": 29.31, "value-zeroing-awo-layer1.align": 33.63,
+                 "attn-res-ln-ff-awi-layer0.align": 30.55}
 
 
 def test_shipped_deen_model_gives_the_recorded_rwth_figures(shared):
@@ -146,7 +147,7 @@ def test_shipped_deen_model_gives_the_recorded_rwth_figures(shared):
     from fairseq_plugins.pipeline import align_pairs
     pairs, gold = load_gold(str(shared / "gold" / "deen_rwth"), "deen")
     hyps = align_pairs(os.path.join(ROOT, "data", "models", "deen"), pairs,
-                       ["attn", "norm", "alti", "alti-rollout", "value-zeroing"], batch_size=64)
+                       ["attn", "norm", "alti", "alti-rollout", "value-zeroing", "attn-res-ln-ff"], batch_size=64)
     rows, _ = score_all(gold, {k: v for k, v in hyps.items() if k in RWTH_RECORDED})
     got = {r["hyp"]: r["aer"] for r in rows}
     for name, want in RWTH_RECORDED.items():
