@@ -16,7 +16,7 @@ RECORDED = {
     "alti-awi-layer0.align": 19.27,
     "alti-rollout-awi-layer0.align": 19.57,
     "value-zeroing-awi-layer0.align": 20.22,
-    "attn-res-ln-ff-awi-layer0.align": 20.28,
+    "attn-res-ln-ff-awi-layer0.align": 20.24,  # the 2023 method as its paper defines it (was 20.28)
     "norm-awi-layer0.align": 20.50,
     "attn-awi-layer0.align": 23.46,
     "alti-awo-layer1.align": 23.59,
@@ -46,5 +46,28 @@ def test_demo_runs_and_gives_the_recorded_figures(tmp_path, capsys):
     assert (out / "example.png").read_bytes()[:4] == b"\x89PNG"
     table = capsys.readouterr().out
     assert "norm-awi" in table and "best: alti-awi-layer0 AER 19.3" in table
-    for name in os.listdir(out / "alignments"):
+    # the align-view page: the best layer of each of the 7 summed methods, best first, beside the gold
+    assert f"alignments beside the gold, sentence by sentence: {out / 'view.html'}" in table
+    from test_view import page_json
+    page = page_json((out / "view.html").read_text(encoding="utf-8"))
+    assert len(page["src"]) == 447 and page["gold"] is not None
+    assert [h["name"] for h in page["hyps"]][:2] == ["alti-awi-layer0", "alti-rollout-awi-layer0"]
+    assert len(page["hyps"]) == 7 and page["hyps"][0]["aer"] == pytest.approx(RECORDED["alti-awi-layer0.align"], abs=0.01)
+    assert (out / "alignments" / "manifest.json").exists()
+    for name in [n for n in os.listdir(out / "alignments") if n.endswith(".align")]:
         assert len((out / "alignments" / name).read_text().splitlines()) == 447
+
+
+def test_example_figure_marks_sure_and_possible_gold(tmp_path):
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("torch")
+    import numpy as np
+    sys.path.insert(0, os.path.join(ROOT, "data", "scripts"))
+    import demo
+
+    panels = {"attn AWI layer 0": np.eye(3, 4), "norm AWI layer 0": np.ones((3, 4))}
+    path = str(tmp_path / "example.png")
+    # 2 sure and 1 possible gold links, drawn on each of the 2 panels
+    drawn = demo.draw_example(panels, ["a", "b", "c", "d"], ["x", "y", "z"], [(0, 0), (1, 1)], [(3, 2)], path, "t")
+    assert drawn == {"sure": 4, "possible": 2}
+    assert open(path, "rb").read(4) == b"\x89PNG"

@@ -1,6 +1,7 @@
 """The main job on the shipped defaults: forced alignment of the Hansards En-Fr test set with the
 shipped En->Fr model through ``fairseq-generate`` and the plugin (every method and layer, AWO
-and AWI), scored with ``align-eval``: prints the AER table, writes a heatmap PNG and JSON.
+and AWI), scored with ``align-eval``: prints the AER table, writes a heatmap PNG, JSON and the
+``align-view`` page ``view.html`` (the best layer of each method beside the gold).
 
 Usage: ./run demo [--out demo_out] [--limit N] [--model-dir data/models/enfr] [--gold-dir data/gold/enfr_hansards]
 """
@@ -17,11 +18,12 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
-from align.formats import read_alignments, read_text_pairs, write_alignments  # noqa: E402
+from align.formats import read_alignments, read_text_pairs, write_alignments, write_text_atomic  # noqa: E402
 from fairseq_plugins.pipeline import binarize, generate_command, run_with_progress  # noqa: E402
-from eval.cli import plot_heatmap  # noqa: E402
+from eval.cli import plot_heatmap, signature  # noqa: E402
 from eval.grid import best as best_row, format_grid, layer_rows, parse_name, summarize_heads  # noqa: E402
 from eval.metrics import score_corpus  # noqa: E402
+from eval.view import build_page  # noqa: E402
 
 
 def step(i: int, n: int, msg: str) -> None:
@@ -67,17 +69,18 @@ def main(argv=None) -> int:
             return 1
     step(3, 4, "scoring every alignment file against the gold (align-eval)")
     results = []
-    for name in sorted(os.listdir(dump)):
+    for name in sorted(n for n in os.listdir(dump) if n.endswith(".align")):
         s = score_corpus(gold, read_alignments(os.path.join(dump, name)))
         results.append(s.as_dict(name))
     write_alignments(gold, os.path.join(args.out, "gold.used.talp"), "talp")
-    step(4, 4, "writing the table, JSON, the AER heatmap and an example sentence's score matrices")
+    step(4, 4, "writing the table, JSON, the AER heatmap, an example sentence's score matrices and the align-view page")
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     main_rows = layer_rows(results)
     plot_heatmap(main_rows, os.path.join(args.out, "aer_heatmap.png"))
     best = best_row(main_rows)
     plot_example(args.model_dir, pairs, gold, parse_name(best["hyp"]).layer, os.path.join(args.out, "example.png"))
+    view = write_view(pairs, gold, dump, main_rows, os.path.join(args.out, "view.html"))
     grid = format_grid(main_rows + summarize_heads(results))
     print(grid)
     with open(os.path.join(args.out, "results.md"), "w") as f:
@@ -87,43 +90,83 @@ def main(argv=None) -> int:
                 "```\n" + grid + "\n```\n")
     print(f"\nbest: {best['hyp'].removesuffix('.align')} AER {best['aer']:.1f} (P {best['precision']:.1f} R {best['recall']:.1f}); "
           f"{len(pairs)} sentences; {time.time() - t0:.0f} s; files in {args.out}/")
+    print(f"alignments beside the gold, sentence by sentence: {view}")
     return 0
 
 
-def plot_example(model_dir: str, pairs, gold, layer: int, path: str, index: int = 0) -> None:
-    """One sentence's word-level score matrices, attention weights next to norms (AWI and AWO), gold marked."""
-    import logging
+def write_view(pairs, gold, dump: str, rows: list[dict], path: str) -> str:
+    """The align-view page of the best layer (and shift) of each method, best method first, beside the gold."""
+    chosen = sorted((best_row(rows, m) for m in sorted({parse_name(r["hyp"]).method for r in rows})),
+                    key=lambda r: r["aer"])
+    hyps = {r["hyp"].removesuffix(".align"): read_alignments(os.path.join(dump, r["hyp"])) for r in chosen}
+    sig = signature(argparse.Namespace(gold_format="talp", gold_base=None, hyp_format="pharaoh", hyp_base=None,
+                                       reverse_gold=False, reverse_hyp=False, all_sure=False, naacl_ids=None,
+                                       bootstrap=0, paired_bootstrap=0, seed=0))
+    page = build_page(pairs, hyps, gold, title=f"Hansards En-Fr, {len(pairs)} sentences: the best layer of each "
+                      "method beside the gold (./run demo)", sig=sig,
+                      paths={name: os.path.join(dump, name + ".align") for name in hyps})
+    write_text_atomic(path, page)
+    return path
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def plot_example(model_dir: str, pairs, gold, layer: int, path: str, index: int = 0) -> None:
+    """One sentence's word-level score matrices, attention weights next to norms (AWO and AWI), gold marked."""
+    import logging
 
     from fairseq_plugins.hub import NormAligner
 
     logging.getLogger("matplotlib").setLevel(logging.WARNING)  # fairseq sets the root logger to DEBUG-friendly
 
-    # the first sentence with at least 8 words on each side, for a readable picture
+    # the first sentence with 8 to 14 words on each side, for a readable picture
     index = next((i for i, (s, t) in enumerate(pairs) if 8 <= len(s) <= 14 and 8 <= len(t) <= 14), index)
     aligner = NormAligner.from_checkpoint(os.path.join(model_dir, "model.pt"))
     src = [w.lower() for w in pairs[index][0]]
     tgt = [w.lower() for w in pairs[index][1]]
-    panels = [(m, sh) for sh in ("awo", "awi") for m in ("attn", "norm")]
-    fig, axes = plt.subplots(1, 4, figsize=(4 + 0.45 * 4 * len(src), 1.5 + 0.35 * len(tgt)))
-    sure = set(gold.links(index, "sure"))
-    for ax, (method, shift) in zip(axes, panels):
-        m = aligner.score_matrix(src, tgt, method, layer, shift)
-        m = m / m.sum(axis=1, keepdims=True)  # rows as shares, comparable across methods
-        ax.imshow(m, cmap="Greys", vmin=0, vmax=1)
+    panels = {f"{m} {sh.upper()} layer {layer}": aligner.score_matrix(src, tgt, m, layer, sh)
+              for sh in ("awo", "awi") for m in ("attn", "norm")}
+    draw_example(panels, src, tgt, gold.links(index, "sure"), gold.links(index, "possible"), path,
+                 f"Hansards sentence {index + 1}")
+
+
+def draw_example(panels: dict, src: list, tgt: list, sure, possible, path: str, title: str) -> dict:
+    """Score matrices ((tgt, src) each) side by side as row shares, one colour bar, axis titles, the gold's
+    sure links as solid red squares and its possible links as dashed orange circles; returns the number
+    of each mark drawn."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Circle, Rectangle
+
+    n = len(panels)
+    fig, axes = plt.subplots(1, n, figsize=(2.0 + 0.3 * n * len(src), 2.2 + 0.3 * len(tgt)), layout="constrained",
+                             squeeze=False)
+    axes = axes[0]
+    drawn = {"sure": 0, "possible": 0}
+    for ax, (label, m) in zip(axes, panels.items()):
+        m = np.asarray(m, dtype=np.float64)
+        m = m / np.maximum(m.sum(axis=1, keepdims=True), 1e-30)  # rows as shares, comparable across methods
+        im = ax.imshow(m, cmap="Blues", vmin=0, vmax=1)
         for s_, t_ in sure:
-            ax.add_patch(plt.Rectangle((s_ - 0.5, t_ - 0.5), 1, 1, fill=False, ec="red", lw=1))
-        ax.set_title(f"{method} {shift.upper()} layer {layer}", fontsize=9)
+            ax.add_patch(Rectangle((s_ - 0.45, t_ - 0.45), 0.9, 0.9, fill=False, ec="#d62728", lw=1.6))
+            drawn["sure"] += 1
+        for s_, t_ in possible:
+            ax.add_patch(Circle((s_, t_), 0.3, fill=False, ec="#ff7f0e", lw=1.4, ls="--"))
+            drawn["possible"] += 1
+        ax.set_title(label, fontsize=9)
         ax.set_xticks(range(len(src)), src, rotation=90, fontsize=7)
         ax.set_yticks(range(len(tgt)), tgt if ax is axes[0] else [""] * len(tgt), fontsize=7)
-    fig.suptitle(f"Hansards sentence {index + 1}: row-normalized scores (red: sure gold links)", fontsize=9)
-    fig.tight_layout()
+        ax.set_xlabel("source words", fontsize=8)
+    axes[0].set_ylabel("target words", fontsize=8)
+    fig.colorbar(im, ax=list(axes), shrink=0.8, label="share of the row (score / row sum)")
+    handles = [Line2D([], [], marker="s", ls="", mfc="none", mec="#d62728", mew=1.6, ms=9, label="sure gold link"),
+               Line2D([], [], marker="o", ls="", mfc="none", mec="#ff7f0e", mew=1.4, ms=7, label="possible gold link")]
+    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=8, frameon=False)
+    fig.suptitle(f"{title}: row-normalized scores", fontsize=9)
     fig.savefig(path, dpi=110)
     plt.close(fig)
-
+    return drawn
 
 
 if __name__ == "__main__":

@@ -1,0 +1,344 @@
+"""``align-view TEXT HYP [HYP ...]``: one self-contained HTML page to look at alignments in a browser.
+
+Every hypothesis beside the gold (if given), sentence by sentence: the source-target grid with each
+link marked as a sure hit (●), possible hit (◐), false link (✕) or missed sure link (○) (unhit
+possible gold links: ·), soft scores (``--scores``, see :mod:`align.softscores`) as cell shading,
+per-sentence AER, two methods side by side, sorting by AER, by the AER difference of two methods
+or by length, a word filter, keys j/k (or the arrow keys) and links to one sentence (``#s=17``).
+
+The data is embedded once as JSON in a ``<script type="application/json">`` (``<``, ``>``, ``&``,
+U+2028 and U+2029 escaped as ``\\u003c`` ...; links as base-64 cell numbers, :func:`encode_cells`),
+and a little plain JS (``view_template.html``) draws only the current sentence's grids and one
+page of the sentence list; every word goes into the page as text (``textContent``), never as HTML.
+No network, no CDN: the file opens from disk.
+
+Scores are :mod:`eval.metrics`' (corpus AER, precision, recall, F1 and per-sentence AER, equal to
+``align-eval`` and its ``--per-sentence``), read with :mod:`align.formats`' readers and the same
+format flags. Exit status: 0 ok, 1 bad input (``file:line: ...``), 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import os
+import re
+import sys
+from importlib import resources
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from align.formats import (FORMATS, AlignmentFormatError, LineCountError, check_links_in_range, read_alignments,
+                           read_text_pairs, write_text_atomic)
+from align.links import Alignments
+from align.softscores import SUFFIX as SCORES_SUFFIX, iter_scores
+
+from .cli import _read_ids, signature
+from .metrics import count_matches, rates, score_counts
+
+TEMPLATE = "view_template.html"
+"""The page's HTML, CSS and JS (package data of ``eval``), with ``{{TITLE}}`` and ``{{DATA}}`` slots."""
+
+_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_JSON_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
+
+
+def embed_json(obj) -> str:
+    """JSON text safe inside ``<script type="application/json">``: no ``</script>``, no ``<!--``, no
+    character that ends a line in old JS parsers. The five characters only occur inside JSON strings,
+    where ``\\u003c`` and the like decode to the same text."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _JSON_ESCAPE_RE.sub(lambda m: _JSON_ESCAPES[m[0]], text)
+
+
+def default_name(path: str, suffix: str = ".align") -> str:
+    """A hypothesis' name from its file name: ``dump/norm-awi-layer1.align.gz`` -> ``norm-awi-layer1``."""
+    name = os.path.basename(str(path))
+    name = name[:-3] if name.endswith(".gz") else name
+    return name[: -len(suffix)] if name.endswith(suffix) and len(name) > len(suffix) else name
+
+
+def parse_named(spec: str, suffix: str = ".align") -> tuple[str, str]:
+    """``NAME=PATH`` -> (NAME, PATH); a plain PATH (or one that exists as a file) -> (its default name, PATH)."""
+    name, sep, path = spec.partition("=")
+    if sep and name and path and os.sep not in name and not os.path.exists(spec):
+        return name, path
+    return default_name(spec, suffix), spec
+
+
+CELL_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+"""The 64 digits of the page's link encoding (base64url's alphabet: nothing to escape in JSON or HTML)."""
+
+
+def cell_width(src_len: int, tgt_len: int) -> int:
+    """Digits per link in a sentence of ``src_len`` x ``tgt_len`` words: the fewest w with 64**w >= S*T (at least 1)."""
+    w, cap = 1, 64
+    while cap < src_len * tgt_len:
+        w, cap = w + 1, cap * 64
+    return w
+
+
+def encode_cells(al: Alignments, src_len: Sequence[int], tgt_len: Sequence[int]) -> list[str]:
+    """Each sentence's links as one string: link ``(s, t)`` is the cell ``t * S + s`` of the (tgt, src)
+    grid written in :data:`CELL_DIGITS`, most significant first, in :func:`cell_width` digits; the
+    links follow each other without separator (``(0, 0), (1, 1)`` of a 3 x 3 sentence: ``"AE"``).
+    About a third of the size of ``"0-0 1-1"``: a 10,000-sentence page stays a few MB."""
+    n = len(al)
+    S = np.asarray(src_len, dtype=np.int64)
+    T = np.asarray(tgt_len, dtype=np.int64)
+    width = np.array([cell_width(int(a), int(b)) for a, b in zip(S, T)], dtype=np.int64)
+    sent = al.sentence_ids()
+    cell = al.tgt.astype(np.int64) * S[sent] + al.src.astype(np.int64)
+    top = int(width.max()) if n else 1
+    digits = np.stack([(cell // 64 ** (top - 1 - i)) % 64 for i in range(top)], axis=1).reshape(-1, top)
+    keep = np.arange(top)[None, :] >= (top - width[sent])[:, None]  # the last `width` digits of each link
+    text = np.frombuffer(CELL_DIGITS.encode("ascii"), dtype=np.uint8)[digits[keep]].tobytes().decode("ascii")
+    ends = np.cumsum(np.diff(al.offsets) * width)
+    starts = ends - np.diff(al.offsets) * width
+    return [text[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+
+
+def decode_cells(code: str, src_len: int, tgt_len: int) -> list[tuple[int, int]]:
+    """The ``(s, t)`` links of one string of :func:`encode_cells` (the page's JS does the same)."""
+    w = cell_width(src_len, tgt_len)
+    out = []
+    for i in range(0, len(code), w):
+        c = 0
+        for ch in code[i:i + w]:
+            c = 64 * c + CELL_DIGITS.index(ch)
+        out.append((c % src_len, c // src_len))
+    return out
+
+
+def _gold_cells(gold: Alignments, src_len, tgt_len) -> list[str]:
+    """Gold links per sentence: the sure ones, then ``.`` and the possible ones if there are any."""
+    sure = encode_cells(_subset(gold, gold.sure), src_len, tgt_len)
+    possible = encode_cells(_subset(gold, ~gold.sure), src_len, tgt_len)
+    return [f"{s}.{p}" if p else s for s, p in zip(sure, possible)]
+
+
+def _subset(al: Alignments, keep: np.ndarray) -> Alignments:
+    sent = al.sentence_ids()[keep]
+    return Alignments.from_arrays(sent, al.src[keep], al.tgt[keep], None, len(al))
+
+
+def page_data(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], hyps: Mapping[str, Alignments],
+              gold: Alignments | None = None, scores: Mapping[str, Sequence[np.ndarray]] | None = None,
+              title: str = "align-view", sig: str | None = None, paths: Mapping[str, str] | None = None) -> dict:
+    """The page's data: words (each side joined by single spaces), links (:func:`encode_cells`; the
+    gold's possible links after a ``.``), soft scores (base64 of the (T, S) bytes), corpus scores
+    (rates in percent) and per-sentence AER (percent, to 0.01, as ``align-eval --per-sentence``).
+
+    ``pairs``: (source words, target words) per sentence; ``hyps``: name -> links, 0-based
+    ``(src, tgt)`` in the gold's orientation; ``scores``: name (one of ``hyps``) -> one
+    (tgt_len, src_len) uint8 matrix per sentence (:mod:`align.softscores`). ValueError if a corpus
+    has another number of sentences than ``pairs`` or a matrix another shape than its sentence.
+    """
+    import base64
+
+    n = len(pairs)
+    scores = dict(scores or {})
+    for name, al in [*hyps.items(), *([("gold", gold)] if gold is not None else [])]:
+        if len(al) != n:
+            raise ValueError(f"{name}: {len(al)} sentences; expected {n} as in the text")
+    unknown = [s for s in scores if s not in hyps]
+    if unknown:
+        raise ValueError(f"soft scores for {', '.join(unknown)}; expected names of hypotheses: {', '.join(hyps)}")
+    src_len = [len(s) for s, _ in pairs]
+    tgt_len = [len(t) for _, t in pairs]
+    hyp_rows, links, per_sentence, soft = [], [], [], []
+    for name, al in hyps.items():
+        row = {"name": name, "path": (paths or {}).get(name, name), "links": int(al.n_links)}
+        if gold is not None:
+            counts = count_matches(gold, al)
+            row.update(score_counts(counts).as_dict())
+            row["name"] = name
+            per_sentence.append([round(float(x), 2) for x in 100 * rates(counts.stacked())[0]])
+        hyp_rows.append(row)
+        links.append(encode_cells(al, src_len, tgt_len))
+        mats = scores.get(name)
+        if mats is None:
+            soft.append(None)
+            continue
+        if len(mats) != n:
+            raise ValueError(f"soft scores of {name}: {len(mats)} matrices; expected {n} as in the text")
+        enc = []
+        for k, (m, (s, t)) in enumerate(zip(mats, pairs)):
+            m = np.asarray(m)
+            if m.shape != (len(t), len(s)) or m.dtype != np.uint8:
+                raise ValueError(f"soft scores of {name}, sentence {k + 1}: a {m.dtype} matrix of shape {m.shape}; "
+                                 f"expected uint8 of shape (tgt, src) = ({len(t)}, {len(s)})")
+            enc.append(base64.b64encode(m.tobytes()).decode("ascii"))
+        soft.append(enc)
+    return {
+        "version": 1,
+        "title": title,
+        "signature": sig,
+        "src": [" ".join(s) for s, _ in pairs],
+        "tgt": [" ".join(t) for _, t in pairs],
+        "gold": _gold_cells(gold, src_len, tgt_len) if gold is not None else None,
+        "hyps": hyp_rows,
+        "links": links,
+        "aer": per_sentence if gold is not None else None,
+        "scores": soft,
+    }
+
+
+def render_page(data: dict) -> str:
+    """The HTML page of :func:`page_data`'s data: the template with the title and the escaped JSON filled in."""
+    template = resources.files("eval").joinpath(TEMPLATE).read_text(encoding="utf-8")
+    slots = {"{{TITLE}}": html.escape(str(data.get("title", "align-view"))), "{{DATA}}": embed_json(data)}
+    return re.sub(r"\{\{TITLE\}\}|\{\{DATA\}\}", lambda m: slots[m[0]], template)  # one pass: no slot in a slot
+
+
+def build_page(pairs, hyps: Mapping[str, Alignments], gold: Alignments | None = None,
+               scores: Mapping[str, Sequence[np.ndarray]] | None = None, title: str = "align-view",
+               sig: str | None = None, paths: Mapping[str, str] | None = None) -> str:
+    """The whole self-contained page (see :func:`page_data` for the arguments)."""
+    return render_page(page_data(pairs, hyps, gold, scores, title, sig, paths))
+
+
+# -- the command --------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="align-view", description="Write one self-contained HTML page showing word alignments sentence by "
+        "sentence, every hypothesis beside the gold: sure/possible hits, false and missed links, soft scores, "
+        "per-sentence AER, sorting, filtering. Flags as align-eval's.")
+    p.add_argument("text", help="'src ||| tgt' file, one sentence pair per line; - for stdin")
+    p.add_argument("hyps", nargs="+", metavar="[NAME=]HYP",
+                   help="hypothesis files (pharaoh, 0-based, by default); NAME defaults to the file name "
+                   "without .align")
+    p.add_argument("--gold", help="gold alignment file (talp by default: i-j sure, ipj possible, 1-based)")
+    p.add_argument("--gold-format", choices=FORMATS, default="talp")
+    p.add_argument("--gold-base", type=int, choices=(0, 1), help="index base of the gold (default: the format's)")
+    p.add_argument("--hyp-format", choices=FORMATS, default="pharaoh")
+    p.add_argument("--hyp-base", type=int, choices=(0, 1), help="index base of the hypotheses (default: the format's)")
+    p.add_argument("--reverse-gold", action="store_true", help="the gold file is target first")
+    p.add_argument("--reverse-hyp", action="store_true", help="the hypothesis files are target first")
+    p.add_argument("--all-sure", action="store_true", help="count possible gold links as sure")
+    p.add_argument("--naacl-ids", help="WPT text file ('<s snum=N>') or one number per line: the sentence number "
+                   "of each line, for naacl files (default 1..number of text lines)")
+    p.add_argument("--scores", action="append", default=[], metavar="[NAME=]PATH",
+                   help=f"soft scores ({SCORES_SUFFIX}, from align-extract --save-scores) of hypothesis NAME "
+                   f"(default: the file name without {SCORES_SUFFIX}), shown as cell shading; repeatable")
+    p.add_argument("-o", "--out", default="view.html", help="the HTML file to write (default: view.html)")
+    p.add_argument("--title", help="the page's title (default: align-view: TEXT)")
+    p.add_argument("--format", choices=("text", "json"), default="text", dest="out_format",
+                   help="the summary line's format")
+    return p
+
+
+class UsageError(Exception):
+    """Arguments that contradict each other (exit 2)."""
+
+
+def _named_inputs(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, str]]:
+    hyps: dict[str, str] = {}
+    for spec in args.hyps:
+        name, path = parse_named(spec)
+        if name in hyps:
+            raise UsageError(f"two hypotheses named {name!r} ({hyps[name]} and {path}); name them NAME=PATH")
+        hyps[name] = path
+    scores: dict[str, str] = {}
+    for spec in args.scores:
+        name, path = parse_named(spec, SCORES_SUFFIX)
+        if name not in hyps:
+            raise UsageError(f"--scores {spec}: no hypothesis named {name!r}; expected one of {', '.join(hyps)}")
+        if name in scores:
+            raise UsageError(f"--scores given twice for {name!r}")
+        scores[name] = path
+    paths = [args.text, *hyps.values(), *scores.values(), args.gold, args.naacl_ids]
+    if sum(p == "-" for p in paths) > 1:
+        raise UsageError("stdin (-) can be read once")
+    return hyps, scores
+
+
+def _read_soft(path: str, pairs, text_name: str) -> list[np.ndarray]:
+    out = []
+    for k, m in enumerate(iter_scores(path)):
+        if k >= len(pairs):
+            raise LineCountError(path, None, f"more than {len(pairs)} lines; expected {len(pairs)} as in the text "
+                                 f"{text_name}")
+        s, t = pairs[k]
+        if m.shape != (len(t), len(s)):
+            raise AlignmentFormatError(path, k + 1, f"a {m.shape[0]}x{m.shape[1]} (tgt x src) matrix; expected "
+                                       f"{len(t)}x{len(s)}, the word counts of sentence {k + 1} in {text_name}")
+        out.append(m)
+    if len(out) != len(pairs):
+        raise LineCountError(path, None, f"{len(out)} lines; expected {len(pairs)} as in the text {text_name}")
+    return out
+
+
+def load(args: argparse.Namespace) -> tuple[str, dict]:
+    """Read and check every input named by the arguments; returns (page HTML, its summary fields)."""
+    hyp_paths, score_paths = _named_inputs(args)
+    text_name = "<stdin>" if args.text == "-" else args.text
+    pairs = read_text_pairs(args.text)
+    n = len(pairs)
+    src_len = [len(s) for s, _ in pairs]
+    tgt_len = [len(t) for _, t in pairs]
+    ids = _read_ids(args.naacl_ids) if args.naacl_ids else list(range(1, n + 1))
+
+    def read(path: str, fmt: str, base, reverse: bool) -> Alignments:
+        al = read_alignments(path, fmt, base, reverse, ids if fmt == "naacl" else None)
+        name = "<stdin>" if path == "-" else path
+        if len(al) != n:
+            raise LineCountError(name, None, f"{len(al)} sentences; expected {n} as in the text {text_name}")
+        check_links_in_range(al, src_len, tgt_len, name)
+        return al
+
+    gold = None
+    if args.gold:
+        gold = read(args.gold, args.gold_format, args.gold_base, args.reverse_gold)
+        if args.all_sure:
+            gold = gold.all_sure()
+    hyps = {name: read(path, args.hyp_format, args.hyp_base, args.reverse_hyp) for name, path in hyp_paths.items()}
+    soft = {name: _read_soft(path, pairs, text_name) for name, path in score_paths.items()}
+    sig_args = argparse.Namespace(**vars(args), bootstrap=0, paired_bootstrap=0, seed=0)
+    if not args.naacl_ids:
+        sig_args.naacl_ids = None
+    sig = signature(sig_args) if gold is not None else None
+    title = args.title if args.title is not None else f"align-view: {os.path.basename(text_name)}"
+    page = build_page(pairs, hyps, gold, soft, title, sig, hyp_paths)
+    return page, {"sentences": n, "hypotheses": len(hyps), "gold": gold is not None, "scores": sorted(soft)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point of ``align-view``."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0) if e.code in (0, None) else 2
+    try:
+        page, summary = load(args)
+    except UsageError as e:
+        parser.print_usage(sys.stderr)
+        print(f"align-view: error: {e}", file=sys.stderr)
+        return 2
+    except (AlignmentFormatError, ValueError) as e:
+        print(f"align-view: {e}", file=sys.stderr)
+        return 1
+    try:
+        write_text_atomic(args.out, page)
+    except OSError as e:
+        print(f"align-view: cannot write: {e}", file=sys.stderr)
+        return 1
+    size = len(page.encode("utf-8"))
+    stream = sys.stderr if args.out == "-" else sys.stdout  # the page itself went to stdout
+    if args.out_format == "json":
+        print(json.dumps({"path": args.out, "sentences": summary["sentences"], "hypotheses": summary["hypotheses"],
+                          "bytes": size, "gold": summary["gold"], "scores": summary["scores"]}), file=stream)
+    else:
+        n, h = summary["sentences"], summary["hypotheses"]
+        print(f"wrote {args.out}: {n} sentence{'' if n == 1 else 's'}, {h} hypothes{'is' if h == 1 else 'es'}"
+              f"{' and the gold' if summary['gold'] else ''}, {size / 1024:.0f} KB", file=stream)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
