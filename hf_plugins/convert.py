@@ -42,7 +42,7 @@ def fairseq_to_hf(model_dir: str, out_dir: str, src: str, tgt: str, trust: bool 
     model.pt or model.safetensors, ``dict.SRC.txt``, ``dict.TGT.txt`` and ``spm.model``; returns out_dir."""
     from transformers import FSMTConfig, FSMTForConditionalGeneration, MarianTokenizer
 
-    from fairseq_plugins.checkpoint import read_state, resolve_model_path
+    from fairseq_plugins.checkpoint import read_preprocessing, read_state, resolve_model_path
 
     state = read_state(resolve_model_path(model_dir), trust=trust)
     mcfg = _get(state.get("cfg"), "model") or state.get("args")
@@ -73,6 +73,9 @@ def fairseq_to_hf(model_dir: str, out_dir: str, src: str, tgt: str, trust: bool 
         scale_embedding=not _get(mcfg, "no_scale_embedding", False), dropout=0.0, attention_dropout=0.0,
         activation_dropout=0.0, pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2,
         forced_eos_token_id=2, tie_word_embeddings=False, num_beams=5, max_length=200)
+    pre = read_preprocessing(model_dir)
+    if pre:  # what the training text went through (lowercasing), applied by HFAligner as by NormAligner
+        config.preprocessing = pre
     model = FSMTForConditionalGeneration(config)
     target = model.state_dict()
     new = {}
