@@ -19,6 +19,7 @@ from __future__ import annotations
 import gzip
 import io
 import itertools
+import lzma
 import os
 import re
 import sys
@@ -65,7 +66,7 @@ _TOKEN_RE = re.compile(r"(\d+)(?:p(\d+)|-(\d+)(?:-([SP]))?)", re.ASCII)
 _BAD_TOKEN_RE = re.compile(r"[^ \t]+")
 _NAACL_RE = re.compile(r"[ \t]*(\d{1,9})[ \t]+(\d{1,7})[ \t]+(\d{1,7})(?:[ \t]+([SP]))?"
                        r"(?:[ \t]+([-+0-9.eE]+))?[ \t]*", re.ASCII)
-_READ_ERRORS = (OSError, EOFError, gzip.BadGzipFile, zlib.error)
+_READ_ERRORS = (OSError, EOFError, gzip.BadGzipFile, zlib.error, lzma.LZMAError)  # a bad .zst: OSError
 
 def check_format(fmt: str) -> int:
     """Default index base of format ``fmt``; raises ValueError listing the valid names."""
@@ -88,16 +89,59 @@ def _display_name(path: str) -> str:
     return "<stdin>" if path == "-" else str(path)
 
 
+class _ZstdRaw(io.RawIOBase):
+    """zstandard's stream reader with its errors as OSError (a damaged .zst reads like a damaged .gz)."""
+
+    def __init__(self, path: str) -> None:
+        try:
+            import zstandard
+        except ImportError:
+            raise OSError("reading .zst files needs the zstandard package (pip install zstandard)") from None
+        self._error = zstandard.ZstdError
+        self._f = open(path, "rb")
+        self._r = zstandard.ZstdDecompressor().stream_reader(self._f)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        try:
+            data = self._r.read(len(b))
+        except self._error as e:
+            raise OSError(f"not a valid zstd stream ({e})") from None
+        b[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._r.close()
+            self._f.close()
+        super().close()
+
+
+def open_binary_input(path: str) -> IO[bytes]:
+    """A file (``-``: standard input) opened for reading bytes; ``.gz``, ``.xz`` and ``.zst`` are
+    decompressed as they are read (by suffix)."""
+    path = str(path)
+    if path == "-":
+        return sys.stdin.buffer
+    if path.endswith(".gz"):
+        return gzip.open(path, "rb")
+    if path.endswith(".xz"):
+        return lzma.open(path, "rb")
+    if path.endswith(".zst"):
+        return io.BufferedReader(_ZstdRaw(path))
+    return open(path, "rb")
+
+
 @contextmanager
 def _open_binary(path: str) -> Iterator[IO[bytes]]:
-    if path == "-":
-        yield sys.stdin.buffer
-    elif str(path).endswith(".gz"):
-        with gzip.open(path, "rb") as f:
-            yield f
-    else:
-        with open(path, "rb") as f:
-            yield f
+    f = open_binary_input(path)
+    try:
+        yield f
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()
 
 
 def _decode_line(raw: bytes, name: str, lineno: int) -> str:

@@ -190,7 +190,7 @@ def check_real(shared: str, lilt: str | None) -> list[str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", type=int, default=1_000_000, help="sentence pairs to generate")
     ap.add_argument("--lilt-aer", metavar="PATH", help="lilt/alignment-scripts' scripts/aer.py, also run as a baseline")
     ap.add_argument("--shared", help="shared data (default $NORM_ALIGN_SHARED or ../shared/data)")

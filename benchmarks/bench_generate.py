@@ -44,7 +44,7 @@ def interleaved(cmds: dict[str, list[str]], repeat: int) -> dict[str, tuple[list
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model-dir", default=os.path.join(ROOT, "data", "models", "enfr"))
     ap.add_argument("--gold-dir", default=os.path.join(ROOT, "data", "gold", "enfr_hansards"))
     ap.add_argument("--repeat", type=int, default=3)

@@ -33,7 +33,7 @@ def build(family: str, layers: int, dim: int, heads: int, vocab: int, attn: str)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--family", default="marian", choices=("marian", "m2m_100", "mbart"))
     ap.add_argument("--layers", type=int, default=6)
     ap.add_argument("--dim", type=int, default=512)

@@ -72,7 +72,7 @@ def _run(code: str, *args) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--length", type=int, default=100)

@@ -130,7 +130,7 @@ def screenshot(page: str, path: str, size: str = "1200,800") -> int:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sentences", type=int, default=10000)
     ap.add_argument("--loads", type=int, default=5, help="page loads per variant (the median is reported)")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "bench_view.json"),

@@ -41,7 +41,7 @@ PAIRS = {"deen": (_deen, "deen_rwth", "deen", "talp"), "enfr": (_enfr, "enfr_han
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pair", default="deen", choices=sorted(PAIRS))
     ap.add_argument("--test-repeat", type=int, default=20,
                     help="copies of the test sentences in the training text (20: as our NMT models; 1: lilt)")

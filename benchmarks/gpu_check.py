@@ -57,11 +57,11 @@ def plugin_run(model_dir: str, data: str, text: str, device: str, fp16: bool, wo
     subprocess.run(cmd, check=True, capture_output=True, env={**os.environ, "PYTHONPATH": ROOT})
     sec = time.perf_counter() - t
     return {n: [sorted(read_alignments(os.path.join(dump, n)).links(k)) for k in range(len(read_alignments(
-        os.path.join(dump, n))))] for n in os.listdir(dump)}, sec
+        os.path.join(dump, n))))] for n in os.listdir(dump) if n.endswith(".align")}, sec
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--model-dir", default=os.path.join(ROOT, "data", "models", "enfr"))
     ap.add_argument("--gold-dir", default=os.path.join(ROOT, "data", "gold", "enfr_hansards"))

@@ -161,7 +161,7 @@ def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES) -> list[d
         if args.paired_bootstrap and counts:
             test = paired_bootstrap(counts[0], c, args.paired_bootstrap, seed=args.seed)
             d["paired_bootstrap"] = {"baseline": results[0]["hyp"], "p_value": test["p_value"],
-                                     "delta_aer": 100 * test["delta"],
+                                     "p_one_sided": test["p_one_sided"], "delta_aer": 100 * test["delta"],
                                      "delta_aer_ci": [100 * x for x in test["delta_ci"]]}
         d["signature"] = sig
         results.append(d)
@@ -190,7 +190,9 @@ def format_table(results: list[dict]) -> str:
         ci = f" [{r['ci']['aer'][0]:.1f}, {r['ci']['aer'][1]:.1f}]" if "ci" in r else ""
         pb = ""
         if "paired_bootstrap" in r:
-            pb = f"  vs first: dAER {r['paired_bootstrap']['delta_aer']:+.1f} p={r['paired_bootstrap']['p_value']:.4f}"
+            t = r["paired_bootstrap"]
+            pb = (f"  vs first: dAER {t['delta_aer']:+.1f} [{t['delta_aer_ci'][0]:+.1f}, {t['delta_aer_ci'][1]:+.1f}]"
+                  f" p={t['p_value']:.4f} (two-sided)")
         rows.append(f"{r['hyp']:<{width}}  AER {r['aer']:5.1f}{ci}  P {r['precision']:5.1f}  R {r['recall']:5.1f}"
                     f"  F1 {r['f1']:5.1f}  links {r['links']}  sents {r['sentences']}{pb}")
     return "\n".join(rows)

@@ -172,22 +172,26 @@ def bootstrap_ci(counts: SentenceCounts, n_samples: int = 1000, confidence: floa
 
 def paired_bootstrap(baseline: SentenceCounts, system: SentenceCounts, n_samples: int = 1000,
                      seed: int = 12345) -> dict[str, float]:
-    """Paired bootstrap test (Koehn 2004): is ``system``'s AER lower than ``baseline``'s?
+    """Paired bootstrap test (Koehn 2004) of the AER difference ``system - baseline``.
 
-    Both are resampled with the same sentences. ``p_value`` is the share of resamples in which
-    the system is not better, ``(count + 1) / (n_samples + 1)`` as sacrebleu smooths it.
+    Both are resampled with the same sentences. ``p_value`` is two-sided: the share of resamples
+    whose difference lies at least as far from the observed difference as that lies from 0 (the
+    resampled differences shifted to the null hypothesis of no difference; Efron and Tibshirani
+    1993, Sec. 16.4), ``(count + 1) / (n_samples + 1)``. ``p_one_sided`` is the
+    share of resamples in which the system is not better (AER not lower), smoothed the same way:
+    the test of "the system's AER is lower". ``delta_ci`` is the 95% percentile interval.
     """
     if len(baseline) != len(system):
         raise ValueError(f"paired test needs equal corpora; got {len(baseline)} and {len(system)} sentences")
     if len(baseline) == 0:
-        return {"p_value": 1.0, "delta": 0.0, "delta_ci": (0.0, 0.0)}
+        return {"p_value": 1.0, "p_one_sided": 1.0, "delta": 0.0, "delta_ci": (0.0, 0.0)}
     # One draw of sentence indices serves both systems: stack their counts and resample together.
     both = _resampled_totals(np.vstack([baseline.stacked(), system.stacked()]), n_samples, seed)
     aer_b, aer_s = rates(both[:4])[0], rates(both[4:])[0]
+    diffs = aer_s - aer_b
+    observed = float(rates(system.totals())[0] - rates(baseline.totals())[0])
     not_better = int(np.sum(aer_s >= aer_b))
-    delta = aer_s - aer_b
-    return {"p_value": (not_better + 1) / (n_samples + 1),
-            "delta": float(rates(system.totals())[0] - rates(baseline.totals())[0]),
-            "delta_ci": (float(np.percentile(delta, 2.5)), float(np.percentile(delta, 97.5)))}
-
-
+    # a tiny tolerance: a difference equal to the observed one up to rounding counts as "as far"
+    as_far = int(np.sum(np.abs(diffs - observed) >= abs(observed) - 1e-12))
+    return {"p_value": (as_far + 1) / (n_samples + 1), "p_one_sided": (not_better + 1) / (n_samples + 1),
+            "delta": observed, "delta_ci": (float(np.percentile(diffs, 2.5)), float(np.percentile(diffs, 97.5)))}

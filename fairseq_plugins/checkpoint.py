@@ -228,11 +228,21 @@ def _dedupe(state: Mapping[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor],
     return keep, tied
 
 
-def save_safe(checkpoint: Mapping | str | os.PathLike, out_dir: str | os.PathLike, trust: bool = False) -> str:
-    """Write ``model.safetensors`` + ``model_config.json`` from a checkpoint dict or ``.pt``; returns the weights."""
+COMPANIONS = ("spm.model",)
+"""Files beside a checkpoint that its model needs (with ``dict.*.txt``): copied by :func:`save_safe`."""
+
+
+def save_safe(checkpoint: Mapping | str | os.PathLike, out_dir: str | os.PathLike, trust: bool = False,
+              preprocessing: Mapping | None = None) -> str:
+    """Write ``model.safetensors`` + ``model_config.json`` from a checkpoint dict or ``.pt``; returns the
+    weights. From a ``.pt``, the dictionaries and ``spm.model`` beside it are copied too (so the folder
+    loads on its own) and its folder's recorded ``preprocessing`` is kept unless one is given."""
     is_path = isinstance(checkpoint, (str, os.PathLike))
     state = load_checkpoint(checkpoint, trust=trust) if is_path else checkpoint
     name = os.fspath(checkpoint) if is_path else "checkpoint"
+    src_folder = os.path.dirname(os.path.abspath(os.fspath(checkpoint))) if is_path else None
+    if preprocessing is None and src_folder and os.path.isfile(os.path.join(src_folder, "model_config.json")):
+        preprocessing = read_preprocessing(os.fspath(checkpoint))
     if "model" not in state:
         raise CheckpointError(f"{name}: no 'model' state dict")
     if state.get("cfg") is None and state.get("args") is None:
@@ -253,8 +263,15 @@ def save_safe(checkpoint: Mapping | str | os.PathLike, out_dir: str | os.PathLik
         # LR schedule with the optimizer's moments afresh
         config["last_optimizer_state"] = {"state": {},
                                           "param_groups": to_json_config(opt["param_groups"], "param_groups")}
+    if preprocessing:
+        config["preprocessing"] = dict(preprocessing)
     tensors, tied = _dedupe(state["model"])
     os.makedirs(out_dir, exist_ok=True)
+    if src_folder and os.path.abspath(src_folder) != os.path.abspath(out_dir):
+        import shutil
+        for f in sorted(os.listdir(src_folder)):
+            if f in COMPANIONS or (f.startswith("dict.") and f.endswith(".txt")):
+                shutil.copy(os.path.join(src_folder, f), os.path.join(out_dir, f))
     weights = os.path.join(os.fspath(out_dir), WEIGHTS)
     metadata = {"format": "pt", _TIED: json.dumps(tied)}
     _write_atomic(weights, lambda tmp: _safetensors().save_file(tensors, tmp, metadata=metadata))
@@ -347,10 +364,20 @@ def prepare_for_fairseq(state: dict, arg_overrides: Mapping[str, Any] | None = N
     return _upgrade_state_dict(state)
 
 
+_loaded: list[str] = []  # the paths fairseq's loading read, in order (the plugin's run signature names the model)
+
+
+def last_loaded() -> str | None:
+    """The last checkpoint path fairseq read through the safe loader, or None."""
+    return _loaded[-1] if _loaded else None
+
+
 def _safe_load_checkpoint_to_cpu(path: str, arg_overrides: dict | None = None, load_on_all_ranks: bool = False) -> dict:
     """Drop-in for ``fairseq.checkpoint_utils.load_checkpoint_to_cpu`` that reads safely (local files: no
     iopath download, so ``load_on_all_ranks`` has nothing to do)."""
-    return prepare_for_fairseq(read_state(path, trust=_trust), arg_overrides)
+    state = prepare_for_fairseq(read_state(path, trust=_trust), arg_overrides)
+    _loaded.append(os.fspath(path))
+    return state
 
 
 def install_safe_loader() -> None:
@@ -378,6 +405,37 @@ def resolve_model_path(path: str | os.PathLike) -> str:
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such model file or folder")
     return path
+
+
+def read_preprocessing(path: str | os.PathLike) -> dict:
+    """The text preprocessing a model was trained with, from the ``preprocessing`` entry of its
+    ``model_config.json`` (the safetensors config, or the one beside a ``.pt``): e.g.
+    ``{"lowercase": true}``; ``{}`` when the model records none."""
+    weights = resolve_model_path(path)
+    config = _config_path(weights) if weights.endswith(".safetensors") else \
+        os.path.join(os.path.dirname(weights), "model_config.json")
+    if not os.path.isfile(config):
+        return {}
+    try:
+        with open(config, encoding="utf-8") as f:
+            pre = json.load(f).get("preprocessing") or {}
+    except (OSError, ValueError, AttributeError) as e:
+        raise CheckpointError(f"{config}: not a readable model config ({e})") from None
+    if not isinstance(pre, dict):
+        raise CheckpointError(f"{config}: 'preprocessing' is a {type(pre).__name__}; expected an object")
+    return pre
+
+
+def model_files(path: str | os.PathLike) -> list[str]:
+    """The files a fairseq model's output depends on: its weights, their config, and the dictionaries
+    and SentencePiece model beside them."""
+    weights = resolve_model_path(path)
+    folder = os.path.dirname(os.path.abspath(weights))
+    out = [weights]
+    for name in sorted(os.listdir(folder)):
+        if name == "model_config.json" or name == "spm.model" or (name.startswith("dict.") and name.endswith(".txt")):
+            out.append(os.path.join(folder, name))
+    return out
 
 
 def load_model_and_task(path_or_dir: str | os.PathLike, data_dir: str | None = None,

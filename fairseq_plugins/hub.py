@@ -18,6 +18,7 @@ import torch
 
 from align.adapters import FairseqAdapter
 from align.aligner import Aligner, Encoded, as_words, check_words
+from align.subwords import SPECIAL, WordMapError
 
 from .engine import detect_scheme, encode_pieces
 
@@ -25,7 +26,8 @@ from .engine import detect_scheme, encode_pieces
 class NormAligner(Aligner):
     """A loaded fairseq translation model that aligns (source, target) sentence pairs with every method."""
 
-    def __init__(self, model, src_dict, tgt_dict, spm=None, scheme: str = "auto", task=None) -> None:
+    def __init__(self, model, src_dict, tgt_dict, spm=None, scheme: str = "auto", task=None,
+                 preprocessing: dict | None = None) -> None:
         if scheme == "auto":
             scheme = detect_scheme(tgt_dict)
             if scheme == "none":
@@ -33,6 +35,10 @@ class NormAligner(Aligner):
                                  "pass scheme='sentencepiece' or 'subword-nmt'")
         self.src_dict, self.tgt_dict, self.spm, self.scheme, self.task = src_dict, tgt_dict, spm, scheme, task
         super().__init__(model, FairseqAdapter(src_dict.pad(), src_dict.eos()), src_dict.pad())
+        limits = model.max_positions() if hasattr(model, "max_positions") else (None, None)
+        self.max_positions = tuple(int(x) if x is not None else None for x in limits)
+        self.lowercase = bool((preprocessing or {}).get("lowercase", False))
+        self.model_path: str | None = None
 
     @classmethod
     def from_checkpoint(cls, checkpoint: str, data_dir: str | None = None, spm_model: str | None = None,
@@ -43,7 +49,7 @@ class NormAligner(Aligner):
         safetensors model folder); dictionaries from ``data_dir`` (default: beside the checkpoint) and
         SentencePiece from ``spm_model`` (default: ``spm.model`` beside it, if any). ``device`` and
         ``dtype`` place the model (scores are float32 on that device either way)."""
-        from .checkpoint import load_model_and_task
+        from .checkpoint import load_model_and_task, read_preprocessing
 
         folder = checkpoint if os.path.isdir(checkpoint) else os.path.dirname(os.path.abspath(checkpoint))
         overrides = {}
@@ -60,7 +66,20 @@ class NormAligner(Aligner):
 
             spm = sentencepiece.SentencePieceProcessor(model_file=spm_model)
         model = model.to(device=device or "cpu", dtype=dtype or torch.float32)
-        return cls(model, task.source_dictionary, task.target_dictionary, spm, scheme, task)
+        aligner = cls(model, task.source_dictionary, task.target_dictionary, spm, scheme, task,
+                      read_preprocessing(checkpoint))
+        aligner.model_path = checkpoint
+        return aligner
+
+    def identity(self) -> dict:
+        """A sha256 over the model's weights, config, dictionaries and SentencePiece model."""
+        from align.signature import files_digest
+        return {"path": self.model_path, "sha256": files_digest(self.model_files())} if self.model_path else {}
+
+    def model_files(self) -> list[str]:
+        """The files that make this model's output: weights, config, dictionaries, SentencePiece."""
+        from .checkpoint import model_files
+        return model_files(self.model_path) if self.model_path else []
 
     def _pieces(self, words: list[str]) -> list[str]:
         if self.spm is None:  # already subword-segmented text: the words follow from the markers
@@ -72,19 +91,29 @@ class NormAligner(Aligner):
         ids, wids = encode_pieces(pieces, dictionary, self.scheme)  # word ids from the real pieces
         return ids, wids, pieces
 
-    def encode_source(self, words: list[str], index: int) -> Encoded:
-        ids, wids, pieces = self._encode(words, self.src_dict, "source")
+    def encode_source(self, words: list[str], what: str) -> Encoded:
+        ids, wids, pieces = self._encode(words, self.src_dict, what)
         enc = Encoded(ids, wids)
         if self.spm is not None:
-            check_words(enc, words, pieces, f"source sentence {index + 1}")
+            self._check(enc, words, pieces, what)
         return enc
 
-    def encode_target(self, words: list[str], index: int) -> Encoded:
-        ids, wids, pieces = self._encode(words, self.tgt_dict, "target")
+    def encode_target(self, words: list[str], what: str) -> Encoded:
+        ids, wids, pieces = self._encode(words, self.tgt_dict, what)
         enc = Encoded(ids, wids[:-1])  # labels end with EOS; words of the labels before it
         if self.spm is not None:
-            check_words(enc, words, pieces, f"target sentence {index + 1}")
+            self._check(enc, words, pieces, what)
         return enc
+
+    def _check(self, enc: Encoded, words: list[str], pieces: list[str], what: str) -> None:
+        """check_words, naming the words SentencePiece leaves no piece for (its word ids come from the
+        pieces' markers, so a vanished word shifts the ids, and only tokenizing each word shows which)."""
+        empty = [w for w, word in enumerate(words) if not [p for p in self._pieces([word]) if p != "\u2581"]]
+        if empty and len(np.unique(enc.words[enc.words != SPECIAL])) != len(words):
+            raise WordMapError(f"{what}: SentencePiece leaves no piece for word "
+                               + ", ".join(f"{w + 1} {words[w]!r}" for w in empty)
+                               + f"\n  tokens: {' '.join(pieces)}\n  words:  {' '.join(words)}")
+        check_words(enc, words, pieces, what)
 
     def translate(self, sources: Sequence, batch_size: int = 16, beam: int = 5, max_len_b: int = 200,
                   **generate) -> list[list[str]]:
@@ -95,7 +124,8 @@ class NormAligner(Aligner):
         device = next(self.model.parameters()).device
         out: list[list[str]] = []
         for b in range(0, len(sources), batch_size):
-            encs = [self.encode_source(as_words(s), b + k) for k, s in enumerate(sources[b:b + batch_size])]
+            encs = [self.encode_source(self.preprocess(as_words(s)), f"sentence {b + k + 1}: source")
+                    for k, s in enumerate(sources[b:b + batch_size])]
             n = max(len(e.ids) for e in encs)
             src = torch.full((len(encs), n), self.pad, dtype=torch.long)
             for k, e in enumerate(encs):  # fairseq's generator expects left-padded sources

@@ -58,7 +58,8 @@ def generate_command(model_dir: str, data: str, src: str, tgt: str, dump: str, b
            "--user-dir", os.path.join(ROOT, "fairseq_plugins"), "--task", "translation_norm_align",
            "--source-lang", src, "--target-lang", tgt, "--gen-subset", "test", "--score-reference",
            "--print-alignment", "--alignment-method", "norm", "--alignment-shift", "awi",
-           "--alignment-dump", dump, "--batch-size", str(batch_size), "--alignment-dump-methods", methods]
+           "--alignment-dump", dump, "--alignment-dump-overwrite", "--batch-size", str(batch_size),
+           "--alignment-dump-methods", methods]
     return cmd + (["--alignment-text", text] if text else [])
 
 

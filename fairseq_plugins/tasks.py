@@ -19,7 +19,10 @@ from align.adapters import FairseqAdapter
 from align.decode import DECODERS
 from align.engine import AlignSpec, Recorder, links_for, n_layers_heads, score_pairs, score_recorded
 from align.extract import LEVELS, SHIFTS, SPECIALS, dump_name
-from align.formats import format_links, write_text_atomic
+from align.formats import format_links
+from align.inputs import LINE_BREAKS, InputError
+from align.launch import shard_from_env
+from align.outputs import OutputExistsError, check_destination, clean_stale, publishing
 from align.methods import METHODS
 from align.subwords import WORD_MAPS, SPECIAL, WordMapError, word_map
 
@@ -61,6 +64,13 @@ class NormAlignConfig(TranslationConfig):
     alignment_dump: Optional[str] = field(default=None, metadata={
         "help": "folder: write one Pharaoh file per (method, shift, layer[, head]) in input order; under "
                 "--distributed-world-size N each rank writes DIR/shard-K-of-N/ (merge with align-merge DIR)"})
+    alignment_dump_overwrite: bool = field(default=False, metadata={
+        "help": "replace an existing --alignment-dump folder (whole, at the end); without it a used folder is an "
+                "error before any work"})
+    alignment_shard: Optional[str] = field(default=None, metadata={
+        "help": "auto: when fairseq's --distributed-world-size is not given, the shard comes from the launcher "
+                "(torchrun/accelerate RANK and WORLD_SIZE, or Slurm), and the last rank to finish merges the dump "
+                "into DIR/merged/"})
     alignment_dump_methods: str = field(default="attn,norm,attn-res-ln,attn-head,norm-head", metadata={
         "help": "methods written by --alignment-dump"})
     alignment_dump_shifts: str = field(default="awo,awi", metadata={"help": "shifts written by --alignment-dump"})
@@ -71,9 +81,13 @@ def _csv(s: Optional[str]) -> tuple[str, ...]:
     return tuple(x.strip() for x in s.split(",") if x.strip()) if s else ()
 
 
+class PluginUsageError(ValueError):
+    """A bad --alignment-* flag: fairseq-generate stops before any work, exit status 2."""
+
+
 def _choice(flag: str, value: str, valid) -> None:
     if value not in valid:
-        raise ValueError(f"--{flag} {value!r} is unknown; valid: {', '.join(valid)}")
+        raise PluginUsageError(f"--{flag} {value!r} is unknown; valid: {', '.join(valid)}")
 
 
 def validate_config(cfg: NormAlignConfig) -> tuple[int, ...] | None:
@@ -89,20 +103,55 @@ def validate_config(cfg: NormAlignConfig) -> tuple[int, ...] | None:
     for sh in _csv(cfg.alignment_dump_shifts):
         _choice("alignment-dump-shifts", sh, SHIFTS)
     if cfg.alignment_threshold is not None and cfg.alignment_decoder not in DECODER_OPTIONS:
-        raise ValueError(f"--alignment-threshold applies to the decoders {', '.join(DECODER_OPTIONS)}; "
+        raise PluginUsageError(f"--alignment-threshold applies to the decoders {', '.join(DECODER_OPTIONS)}; "
                          f"--alignment-decoder is {cfg.alignment_decoder}")
     heads = None
     if cfg.alignment_heads:
         try:
             heads = tuple(int(h) for h in _csv(cfg.alignment_heads))
         except ValueError:
-            raise ValueError(f"--alignment-heads {cfg.alignment_heads!r}: expected comma-separated head numbers "
+            raise PluginUsageError(f"--alignment-heads {cfg.alignment_heads!r}: expected comma-separated head numbers "
                              "such as 0,2") from None
         if not METHODS[cfg.alignment_method].per_head:
             per_head = [m for m in METHODS if METHODS[m].per_head]
-            raise ValueError(f"--alignment-heads applies to per-head methods ({', '.join(per_head)}); "
+            raise PluginUsageError(f"--alignment-heads applies to per-head methods ({', '.join(per_head)}); "
                              f"--alignment-method {cfg.alignment_method} sums over all heads")
+    if cfg.alignment_shard not in (None, "auto"):
+        raise PluginUsageError(f"--alignment-shard {cfg.alignment_shard!r}: expected auto (fairseq's own "
+                               "--distributed-world-size N --distributed-rank K give a shard by hand)")
+    if cfg.alignment_shard and not cfg.alignment_dump:
+        raise PluginUsageError("--alignment-shard auto needs --alignment-dump DIR")
+    if cfg.alignment_dump:
+        try:
+            if os.path.exists(cfg.alignment_dump) and not os.path.isdir(cfg.alignment_dump):
+                raise OutputExistsError(f"{cfg.alignment_dump}: exists and is not a folder")
+            os.makedirs(os.path.dirname(os.path.abspath(cfg.alignment_dump)), exist_ok=True)
+        except OSError as e:
+            raise PluginUsageError(f"--alignment-dump {cfg.alignment_dump}: cannot be created ({e.strerror})") from None
+        except OutputExistsError as e:
+            raise PluginUsageError(f"--alignment-dump {e}; expected a folder") from None
     return heads
+
+
+def read_segmented_text(path: str, lowercased: bool) -> list[str]:
+    """The lines of the segmented text given to fairseq-preprocess, split on ``\n`` only. A bare carriage
+    return or Unicode line separator inside a line is an error with file:line: fairseq-preprocess reads
+    text with universal newlines and split the line there, so the binarized data and the text no longer
+    match line for line. Uppercase letters for a model trained on lowercased text are an error too."""
+    from align.formats import read_lines
+
+    lines = read_lines(path)
+    for n, line in enumerate(lines, 1):
+        for ch, what in LINE_BREAKS.items():
+            if ch in line:
+                raise InputError(path, n, f"{what} inside the line: fairseq-preprocess split the line there, so "
+                                 "the binarized sentences after it no longer match this text; expected one sentence "
+                                 "per line: remove it, then binarize again")
+        if lowercased and line != line.lower():
+            raise InputError(path, n, "uppercase letters, but the model was trained on lowercased text (its "
+                             "model_config.json says preprocessing.lowercase): lowercase the text before "
+                             "SentencePiece and fairseq-preprocess, or use align-extract, which does it")
+    return lines
 
 
 @register_task("translation_norm_align", dataclass=NormAlignConfig)
@@ -125,8 +174,24 @@ class TranslationNormAlignTask(TranslationTask):
             args = args[:4] + (1,) + args[5:]
         else:
             kwargs["required_batch_size_multiple"] = 1
-        itr = super().get_batch_iterator(dataset, *args, **kwargs)
+        if self.cfg.alignment_shard == "auto" and kwargs.get("num_shards", 1) == 1:
+            try:  # fairseq's own distributed flags were not given: the launcher's environment says
+                sh = shard_from_env()
+            except ValueError as e:
+                raise PluginUsageError(f"--alignment-shard auto: {e}") from None
+            kwargs["num_shards"], kwargs["shard_id"] = sh.count, sh.index
         shards, shard = kwargs.get("num_shards", 1), kwargs.get("shard_id", 0)
+        self.subset = next((k for k, v in self.datasets.items() if v is dataset), "test")
+        if self.cfg.alignment_dump:  # before the first batch: a used or bad folder loses no decoding
+            folder = self.cfg.alignment_dump
+            dest = os.path.join(folder, f"shard-{shard}-of-{shards}") if shards > 1 else folder
+            try:
+                check_destination(dest, self.cfg.alignment_dump_overwrite,
+                                  "shard folder" if shards > 1 else "--alignment-dump folder")
+            except OutputExistsError as e:
+                raise PluginUsageError(str(e)) from None
+            clean_stale(dest)
+        itr = super().get_batch_iterator(dataset, *args, **kwargs)
         self.aligned_dataset_size = len(dataset)
         batches = list(itr.frozen_batches)
         n_batched = sum(len(b) for b in batches)
@@ -183,13 +248,32 @@ class TranslationNormAlignTask(TranslationTask):
             return None
         lang = self.cfg.source_lang if side == "src" else self.cfg.target_lang
         if side not in self._text:
-            path = f"{self.cfg.alignment_text}.{lang}"
-            with open(path, encoding="utf-8") as f:
-                self._text[side] = [line.rstrip("\n") for line in f]
+            self._text[side] = read_segmented_text(f"{self.cfg.alignment_text}.{lang}", self.lowercased_model())
         lines = self._text[side]
         if sid >= len(lines):
             raise ValueError(f"{self.cfg.alignment_text}.{lang} has {len(lines)} lines; sentence {sid} has none")
         return lines[sid].split()
+
+    def run_signature(self, spec: AlignSpec, sentences: int) -> dict:
+        """What makes this dump (align.signature): the model's files, the binarized data, the settings."""
+        from align import __version__
+        from align.signature import files_digest
+
+        path = checkpoint.last_loaded()
+        model = {"sha256": files_digest(checkpoint.model_files(path))} if path else {}
+        data = [os.path.join(d, n) for d in str(self.cfg.data).split(os.pathsep) if os.path.isdir(d)
+                for n in sorted(os.listdir(d)) if n.startswith(f"{self.subset}.") or n.startswith("dict.")]
+        return {"version": __version__, "model": model,
+                "input": {"sha256": files_digest(data), "sentences": sentences, "subset": self.subset},
+                "settings": {"methods": list(spec.methods), "layers": list(spec.layers), "shifts": list(spec.shifts),
+                             "level": spec.level, "decoder": spec.decoder, "decoder_options": dict(spec.decoder_options),
+                             "specials": spec.specials_policy, "subwords": self.scheme,
+                             "alignment_text": bool(self.cfg.alignment_text)}}
+
+    def lowercased_model(self) -> bool:
+        """Whether the model being run records lowercased training text (its model_config.json)."""
+        path = checkpoint.last_loaded()
+        return bool(path and checkpoint.read_preprocessing(path).get("lowercase"))
 
     def word_ids(self, tokens: list[int], dictionary, side: str, sid: int, level: str) -> np.ndarray:
         """Word id per token of one side (the trailing EOS included, -1); <unk> pieces from --alignment-text."""
@@ -288,16 +372,24 @@ class NormAlignGenerator:
         folder = self.task.cfg.alignment_dump
         shard, shards = self.task.shard
         n_total = self.task.aligned_dataset_size
+        sig = self.task.run_signature(self.dump_spec, n_total)
         if shards > 1:
-            from align.shards import write_shard
+            from align.shards import merge_when_complete, write_shard
             write_shard(folder, shard, shards, n_total, {name: [(k, lines[k]) for k in expected]
-                                                         for name, lines in self.dump.items()})
+                                                         for name, lines in self.dump.items()}, sig)
+            if self.task.cfg.alignment_shard == "auto":
+                merged = merge_when_complete(folder)
+                if merged:
+                    logger.info("all %d shards are done: merged into %s", shards, merged)
         else:
-            os.makedirs(folder, exist_ok=True)
-            for name, lines in self.dump.items():
-                if sorted(lines) != list(range(n_total)):
-                    raise ValueError(f"{name}: alignments for {len(lines)} sentence ids, expected 0..{n_total - 1}")
-                write_text_atomic(os.path.join(folder, name), "".join(lines[k] + "\n" for k in range(n_total)))
+            from align.shards import write_manifest
+            with publishing(folder, self.task.cfg.alignment_dump_overwrite) as tmp:
+                for name, lines in self.dump.items():
+                    if sorted(lines) != list(range(n_total)):
+                        raise ValueError(f"{name}: alignments for {len(lines)} sentence ids, expected 0..{n_total - 1}")
+                    with open(os.path.join(tmp, name), "w", encoding="utf-8", newline="\n") as f:
+                        f.writelines(lines[k] + "\n" for k in range(n_total))
+                write_manifest(tmp, {"sentences": n_total, "files": sorted(self.dump), "signature": sig})
         logger.info("wrote %d alignment files of %d sentences to %s", len(self.dump), len(expected), folder)
         self.dump = {}
         self.written = True

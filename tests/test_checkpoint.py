@@ -398,4 +398,21 @@ def test_fairseq_generate_loads_safely(tmp_path):
     assert safe.returncode == 0, safe.stderr[-2000:]
     lines = [line for line in pt.stdout.splitlines() if line[:2] in ("H-", "A-")]
     assert len(lines) == 4 and lines == [line for line in safe.stdout.splitlines() if line[:2] in ("H-", "A-")]
-    assert bad.returncode != 0 and "UnsafeCheckpointError" in bad.stderr and not os.path.exists(marker)
+    # one line naming the refusal, exit 1, no traceback (the plugin's error hook)
+    assert bad.returncode == 1 and "refused: unpickling it would load" in bad.stderr and not os.path.exists(marker)
+    assert "Traceback" not in bad.stderr
+
+
+def test_save_safe_folder_loads_on_its_own_with_its_preprocessing(tmp_path):
+    # a folder written by save_safe from a .pt is a whole model: align-extract and NormAligner take it
+    pytest.importorskip("fairseq")
+    from align.extract_cli import main
+    from fairseq_plugins.checkpoint import read_preprocessing, save_safe
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    save_safe(os.path.join(root, "data", "models", "enfr", "model.pt"), str(tmp_path / "safe"))
+    assert {"dict.en.txt", "dict.fr.txt", "spm.model", "model.safetensors", "model_config.json"} <= set(
+        os.listdir(tmp_path / "safe"))
+    assert read_preprocessing(str(tmp_path / "safe"))["lowercase"] is True
+    pairs = tmp_path / "p.txt"
+    pairs.write_text("The House . ||| La Maison .\n", encoding="utf-8")
+    assert main(["--model", str(tmp_path / "safe"), "--input", str(pairs), "--layers", "0"]) == 0

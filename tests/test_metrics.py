@@ -92,7 +92,25 @@ def test_paired_bootstrap_detects_a_clear_win_and_not_a_tie():
     win = paired_bootstrap(count_matches(gold, bad), count_matches(gold, good), 300)
     assert win["p_value"] < 0.01 and win["delta"] < 0
     tie = paired_bootstrap(count_matches(gold, good), count_matches(gold, good), 300)
-    assert tie["p_value"] == 1.0 and tie["delta"] == 0.0
+    assert tie["p_value"] == 1.0 and tie["p_one_sided"] == 1.0 and tie["delta"] == 0.0
+    # a clear loss is as significant two-sided as a clear win; one-sided ("lower AER") it is not
+    loss = paired_bootstrap(count_matches(gold, good), count_matches(gold, bad), 300)
+    assert loss["delta"] > 0 and loss["delta_ci"][0] > 0
+    assert loss["p_value"] < 0.01 and loss["p_one_sided"] == 1.0
+    assert win["p_one_sided"] < 0.01
+
+
+def test_paired_bootstrap_two_sided_p_by_hand():
+    # 4 sentences of one gold link each; the baseline gets sentence 0 wrong, the system sentences 0 and
+    # 1: observed AER 0.25 -> 0.5, delta +0.25. Resampled deltas are (#0 + #1 - #0) / 4 = #1 / 4 where
+    # #1 counts draws of sentence 1 among 4 (Binomial(4, 1/4)); centred at the observed 0.25, |d - 0.25| >= 0.25 holds
+    # for #1 = 0 or #1 >= 2: P = 0.75^4 + 1 - 0.75^4 - 4 * 0.25 * 0.75^3 = 1 - 0.421875 = 0.578125.
+    gold = Alignments.from_lists([[(0, 0)]] * 4)
+    base = Alignments.from_lists([[(0, 1)], [(0, 0)], [(0, 0)], [(0, 0)]])
+    system = Alignments.from_lists([[(0, 1)], [(0, 1)], [(0, 0)], [(0, 0)]])
+    t = paired_bootstrap(count_matches(gold, base), count_matches(gold, system), 20000, seed=3)
+    assert t["delta"] == 0.25
+    assert abs(t["p_value"] - 0.578) < 0.01
 
 
 def test_block_counts_concatenate_to_the_corpus_counts():

@@ -53,7 +53,8 @@ def test_every_sentence_and_known_alignment(tiny, tmp_path):
     assert len(a_lines(r.stdout)) == tiny["n_test"] == 50
     gold = read_alignments(tiny["gold"])
     aer = {}
-    for name in os.listdir(dump):
+    assert (dump / "manifest.json").exists()
+    for name in [n for n in os.listdir(dump) if n.endswith(".align")]:
         hyp = read_alignments(str(dump / name))
         assert len(hyp) == 50
         aer[name] = score_corpus(gold, hyp).aer
@@ -95,7 +96,7 @@ def test_batch_size_and_padding_side_never_change_an_alignment(tiny, tmp_path):
         d = tmp_path / name
         generate(tiny, "--score-reference", *flags, "--alignment-dump", str(d),
                  "--alignment-dump-methods", "norm,attn-res-ln,norm-head")
-        outs.append({n: (d / n).read_text() for n in os.listdir(d)})
+        outs.append({n: (d / n).read_text() for n in os.listdir(d) if n.endswith(".align")})
     assert outs[0] == outs[1] == outs[2] and len(outs[0]) == 2 * 2 * 2 + 2 * 2 * 4
 
 
@@ -178,7 +179,7 @@ def test_sharded_dump_merges_to_the_unsharded_one(tiny, tmp_path):
     assert _dump(sharded) == {}  # nothing at the top level before the merge
     r = subprocess.run([sys.executable, "-m", "align.shards", str(sharded)], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
-    assert _dump(sharded) == _dump(whole) and len(_dump(whole)) == 2 * 2 * (1 + 4)
+    assert _dump(sharded / "merged") == _dump(whole) and len(_dump(whole)) == 2 * 2 * (1 + 4)
     # a missing shard fails and writes nothing
     broken = tmp_path / "broken"
     broken.mkdir()
@@ -186,7 +187,7 @@ def test_sharded_dump_merges_to_the_unsharded_one(tiny, tmp_path):
         os.rename(sharded / f"shard-{k}-of-3", broken / f"shard-{k}-of-3")
     with pytest.raises(ShardError, match="shard\\(s\\) 1 of 3 missing"):
         merge(str(broken))
-    assert _dump(broken) == {}
+    assert not (broken / "merged").exists()
 
 
 @pytest.mark.parametrize("flags,msg", [
@@ -285,3 +286,63 @@ def test_import_keeps_logging_a_user_set_up_first():
     out, err = _root_logging_after("import logging; logging.basicConfig(level=logging.INFO)")
     assert out == "20 ['StreamHandler']"
     assert "font search" not in err
+
+
+def test_errors_are_one_line_with_exit_status(tiny, tmp_path):
+    # a bad flag: usage, exit 2, one line, no traceback, before any sentence
+    r = generate(tiny, "--score-reference", "--alignment-method", "grad", check=False)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "S-" not in r.stdout
+    assert r.stderr.strip().splitlines()[-1].startswith("fairseq-generate: --alignment-method 'grad' is unknown")
+    # a used --alignment-dump folder: refused before decoding (the run is not lost after it)
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "old.align").write_text("0-0\n")
+    r = generate(tiny, "--score-reference", "--alignment-dump", str(used), check=False)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "S-" not in r.stdout
+    assert "holds files" in r.stderr and os.listdir(used) == ["old.align"]
+    r = generate(tiny, "--score-reference", "--alignment-dump", str(used), "--alignment-dump-overwrite",
+                 "--alignment-dump-methods", "norm")
+    assert "old.align" not in os.listdir(used) and "manifest.json" in os.listdir(used)
+    # a dump path that cannot be a folder
+    f = tmp_path / "file"
+    f.write_text("")
+    r = generate(tiny, "--score-reference", "--alignment-dump", str(f / "x"), check=False)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    # a checkpoint our loader refuses: exit 1, one line
+    import torch
+    bad = tmp_path / "bad.pt"
+    torch.save({"model": {}, "x": torch.nn.Linear(1, 1)}, str(bad))
+    cmd = [sys.executable, "-m", "fairseq_cli.generate", tiny["data"], "--path", str(bad), "--source-lang", "src",
+           "--target-lang", "tgt", "--gen-subset", "test", "--user-dir", os.path.join(ROOT, "fairseq_plugins"),
+           "--task", "translation_norm_align", "--score-reference"]
+    r = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT}, cwd=ROOT)
+    assert r.returncode == 1 and "Traceback" not in r.stderr and "refused" in r.stderr, r.stderr[-2000:]
+
+
+def test_alignment_shard_auto_under_a_launcher(tiny, tmp_path):
+    flags = ["--score-reference", "--batch-size", "8", "--alignment-dump-methods", "norm"]
+    whole = tmp_path / "whole"
+    generate(tiny, *flags, "--alignment-dump", str(whole))
+    auto = tmp_path / "auto"
+    env = dict(os.environ)
+    try:
+        for k in range(2):
+            os.environ.update(RANK=str(k), WORLD_SIZE="2")
+            generate(tiny, *flags, "--alignment-dump", str(auto), "--alignment-shard", "auto")
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+    assert _dump(auto / "merged") == _dump(whole)  # the second rank to finish merged
+
+
+def test_alignment_text_with_a_bare_cr_is_refused(tmp_path):
+    from align.inputs import InputError
+    from fairseq_plugins.tasks import read_segmented_text
+    p = tmp_path / "test.src"
+    p.write_bytes(b"\xe2\x96\x81a b\n\xe2\x96\x81c\rd\n")
+    with pytest.raises(InputError, match=r"test.src:2: a carriage return \(\\r\) inside the line"):
+        read_segmented_text(str(p), False)
+    p.write_bytes("\u2581The house\n".encode())
+    with pytest.raises(InputError, match="test.src:1: uppercase letters, but the model was trained on lowercased"):
+        read_segmented_text(str(p), True)
+    assert read_segmented_text(str(p), False) == ["\u2581The house"]

@@ -24,7 +24,7 @@ from align.formats import read_lines, split_tokens  # noqa: E402
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for a in ("model_dir", "src_file", "ref_file", "src", "tgt"):
         ap.add_argument(a)
     ap.add_argument("--limit", type=int, default=0)

@@ -18,7 +18,7 @@ if ROOT not in sys.path:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model_dir")
     ap.add_argument("out_dir")
     ap.add_argument("--src", help="source language (default: read from the model's config)")

@@ -122,7 +122,7 @@ def aer_lines(results_path: str, direction: str | None = None) -> list[str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model_dir")
     ap.add_argument("--work", required=True)
     ap.add_argument("--log", required=True, action="append", help="fairseq-train log; once per run, in order")

@@ -72,7 +72,7 @@ def _train_spm(spm, args, raw: str, spm_prefix: str) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--src", required=True)
     ap.add_argument("--tgt", required=True)
     ap.add_argument("--out", required=True)

@@ -34,14 +34,14 @@ def mismatches(a: dict, b: dict) -> list[str]:
 def convert(src: str, out: str, trust: bool = False) -> list[str]:
     """Write ``out``/model.safetensors and model_config.json from ``src`` (a .pt or a folder holding model.pt),
     copy a folder's dictionaries, spm.model and card; returns the paths written."""
-    from fairseq_plugins.checkpoint import CheckpointError, load_checkpoint, load_safe, save_safe
+    from fairseq_plugins.checkpoint import CheckpointError, load_checkpoint, load_safe, read_preprocessing, save_safe
 
     folder = src if os.path.isdir(src) else None
     pt = os.path.join(src, "model.pt") if folder else src
     if not os.path.isfile(pt):
         raise FileNotFoundError(f"{pt}: no such checkpoint")
     state = load_checkpoint(pt, trust=trust)
-    weights = save_safe(state, out)
+    weights = save_safe(state, out, preprocessing=read_preprocessing(pt))
     bad = mismatches(state["model"], load_safe(out)["model"])
     if bad:
         raise CheckpointError(f"{weights}: read back differs from {pt} at {', '.join(bad[:5])}")
@@ -54,7 +54,7 @@ def convert(src: str, out: str, trust: bool = False) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model", metavar="MODEL_DIR_OR_PT", help="a model folder holding model.pt, or a .pt checkpoint")
     ap.add_argument("out", metavar="OUT_DIR", help="folder to write (may be the model folder itself)")
     ap.add_argument("--trust-checkpoint", action="store_true",
