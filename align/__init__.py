@@ -1,18 +1,62 @@
-"""Word alignment core: links, file formats, subword-to-word maps, decoders, symmetrization.
+"""Word alignments from translation models, in four layers that the folders show:
 
-Numpy only; the norm math that needs torch lives in :mod:`align.norms` and is not imported here.
-Convention everywhere: links are 0-based ``(src, tgt)``; score matrices are ``(tgt_len, src_len)``.
+- :mod:`align.links`: links, file formats, subword-to-word maps, decoders, symmetrization, the
+  readers of text input (standard library and numpy; never torch);
+- :mod:`align.attribution`: the attribution math and the method registry (torch, no framework);
+- :mod:`align.extraction`: the engine, the adapters' interface, the Python API, shards and output
+  folders (torch for the engine; never fairseq or transformers);
+- :mod:`align.cli`: the console scripts' ``main`` functions (argparse, printing, exit codes).
+
+Importing ``align`` loads the numpy layer only. Convention everywhere: links are 0-based
+``(src, tgt)``; score matrices are ``(tgt_len, src_len)``.
 """
 
-from .decode import DECODERS, decode
-from .formats import (FORMATS, AlignmentFormatError, LineCountError, LinkRangeError, read_alignments,
-                      read_text_pairs, write_alignments)
-from .links import Alignments
-from .subwords import WORD_MAPS, aggregate_scores, subword_links_to_words, word_map
-from .symmetrize import SYMMETRIZERS, symmetrize, symmetrize_corpus
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import warnings
+
+from .links import (DECODERS, FORMATS, SYMMETRIZERS, WORD_MAPS, AlignmentFormatError, Alignments, LineCountError,
+                    LinkRangeError, aggregate_scores, decode, read_alignments, read_text_pairs, subword_links_to_words,
+                    symmetrize, symmetrize_corpus, word_map, write_alignments)
 
 __all__ = ["Alignments", "AlignmentFormatError", "DECODERS", "FORMATS", "LineCountError",
            "LinkRangeError", "SYMMETRIZERS", "WORD_MAPS", "aggregate_scores", "decode",
            "read_alignments", "read_text_pairs", "subword_links_to_words", "symmetrize",
            "symmetrize_corpus", "word_map", "write_alignments"]
 __version__ = "0.1.0"
+
+MOVED = {
+    "align.formats": "align.links.formats", "align.subwords": "align.links.subwords",
+    "align.decode": "align.links.decode", "align.symmetrize": "align.links.symmetrize",
+    "align.extract": "align.links.rows", "align.softscores": "align.links.softscores",
+    "align.inputs": "align.links.inputs",
+    "align.norms": "align.attribution.norms", "align.contrib": "align.attribution.contrib",
+    "align.methods": "align.attribution.methods",
+    "align.adapters": "align.extraction.adapters", "align.engine": "align.extraction.engine",
+    "align.aligner": "align.extraction.aligner", "align.shards": "align.extraction.shards",
+    "align.outputs": "align.extraction.outputs", "align.signature": "align.extraction.signature",
+    "align.launch": "align.extraction.launch", "align.extract_cli": "align.cli.extract",
+}
+"""Module paths of release 0.1.0 that moved in 0.2.0, and where they are now: importing an old
+path still works for one release, with a DeprecationWarning naming the new one."""
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports an old module path as its new module (the same module object, not a copy)."""
+
+    def find_spec(self, name, path=None, target=None):
+        return importlib.util.spec_from_loader(name, self) if name in MOVED else None
+
+    def create_module(self, spec):
+        warnings.warn(f"{spec.name} moved to {MOVED[spec.name]}; the old path goes away in the next release",
+                      DeprecationWarning, stacklevel=3)
+        return importlib.import_module(MOVED[spec.name])
+
+    def exec_module(self, module) -> None:
+        pass
+
+
+if not any(isinstance(f, _MovedModules) for f in sys.meta_path):
+    sys.meta_path.append(_MovedModules())

@@ -28,7 +28,7 @@ sys.path.insert(0, ROOT)
 from eval.experiment import load_gold, score_all  # noqa: E402
 from fairseq_plugins.pipeline import align_pairs  # noqa: E402
 
-from align.formats import shared_data_dir  # noqa: E402
+from align.links.formats import shared_data_dir  # noqa: E402
 from eval.grid import best, layer_rows, parse_name  # noqa: E402
 
 

@@ -31,7 +31,7 @@ METHODS = ["attn", "norm", "alti", "value-zeroing", "attn-res-ln-ff"]
 _CHILD = """
 import resource, sys, time
 sys.path.insert(0, {root!r})
-from align.extract_cli import main
+from align.cli.extract import main
 t = time.perf_counter()
 rc = main({argv!r})
 print("RESULT", rc, time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
@@ -73,9 +73,9 @@ def speed(model: str, n: int, device: str, dtype: str, batch: int) -> dict:
     """Plain forward vs forward + each method at one layer and at all layers, the same batches."""
     import torch
 
-    from align.adapters import Batch
-    from align.engine import collate, score_pairs
-    from align.extract_cli import load_aligner
+    from align.extraction.adapters import Batch
+    from align.extraction.engine import collate, score_pairs
+    from align.cli.extract import load_aligner
 
     aligner = load_aligner(model, device=device, dtype=getattr(torch, dtype))
     with open(HANSARDS, encoding="utf-8") as f:

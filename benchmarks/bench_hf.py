@@ -47,8 +47,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import torch
 
-    from align.adapters import Batch, HFAdapter
-    from align.engine import collate, score_pairs
+    from align.extraction.adapters import Batch, HFAdapter
+    from align.extraction.engine import collate, score_pairs
 
     g = torch.Generator().manual_seed(1)
     lens = lambda: torch.randint(args.len // 2, args.len * 3 // 2, (args.batch,), generator=g)  # noqa: E731

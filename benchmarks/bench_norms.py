@@ -18,7 +18,7 @@ WORKER = r"""
 import json, resource, sys, time
 import torch
 torch.manual_seed(0)
-from align.norms import CrossAttentionLayer, value_vectors, value_gram, score_norm, score_norm_head
+from align.attribution.norms import CrossAttentionLayer, value_vectors, value_gram, score_norm, score_norm_head
 B, H, D, T, S, mode, repeat = [int(a) if a.isdigit() else a for a in sys.argv[1:]]
 layer = CrossAttentionLayer(torch.randn(D, D) / D**.5, torch.randn(D), torch.randn(D, D) / D**.5, torch.randn(D), H,
                             torch.ones(D), torch.zeros(D))
@@ -47,7 +47,7 @@ MEM = r"""
 import json, resource, sys
 import torch
 torch.manual_seed(0)
-from align.norms import CrossAttentionLayer, value_vectors, value_gram, score_norm, score_norm_head
+from align.attribution.norms import CrossAttentionLayer, value_vectors, value_gram, score_norm, score_norm_head
 B, H, D, T, S, mode = [int(a) if a.isdigit() else a for a in sys.argv[1:]]
 layer = CrossAttentionLayer(torch.randn(D, D) / D**.5, torch.randn(D), torch.randn(D, D) / D**.5, torch.randn(D), H)
 alpha = torch.randn(B, H, T, S).softmax(-1)

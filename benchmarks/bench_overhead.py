@@ -47,8 +47,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rwth", metavar="SRC_TGT", help="also time attn-res-ln-ff and norm on every sentence of this "
                     "'de ||| en' file (RWTH: ../shared/data/gold/deen_rwth/deen.src-tgt), 1.3 subwords per word")
     args = ap.parse_args(argv)
-    from align.adapters import FairseqAdapter
-    from align.engine import Batch, collate, score_pairs
+    from align.extraction.adapters import FairseqAdapter
+    from align.extraction.engine import Batch, collate, score_pairs
 
 
     torch.manual_seed(0)
@@ -86,7 +86,7 @@ def main(argv=None) -> int:
         t = timed(lambda: score_pairs(model, adapter, src, tgt, d.pad(), methods, layers))
         print(f"forward + {'+'.join(methods)} for all {args.layers} layers: {1e3 * t:.1f} ms = {t / base:.2f}x")
     if args.rwth:
-        from align.formats import read_text_pairs
+        from align.links.formats import read_text_pairs
 
         pairs = read_text_pairs(args.rwth)
         g2 = torch.Generator().manual_seed(2)

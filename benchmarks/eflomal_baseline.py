@@ -4,8 +4,8 @@ the lilt/alignment-scripts protocol), forward, reverse and symmetrized, scored o
 Writes benchmarks/results/eflomal_<pair>_x<N>.json.
 
 Usage: python benchmarks/eflomal_baseline.py [--pair deen|enfr] [--test-repeat 20] [--shared ../shared/data]
-  deen: every De-En pair of ../shared (align.corpus) + the RWTH sentences, as data/models/deen saw them
-  enfr: the En-Fr text of align.hansards (Hansards, news, Tatoeba, FLORES, Multi30k) + the Hansards test set
+  deen: every De-En pair of ../shared (data.prep.corpus) + the RWTH sentences, as data/models/deen saw them
+  enfr: the En-Fr text of data.prep.hansards (Hansards, news, Tatoeba, FLORES, Multi30k) + the Hansards test set
 """
 
 from __future__ import annotations
@@ -20,19 +20,19 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from align.formats import read_alignments, read_text_pairs, shared_data_dir, write_text_atomic  # noqa: E402
-from align.links import Alignments  # noqa: E402
-from align.symmetrize import symmetrize_corpus  # noqa: E402
+from align.links.formats import read_alignments, read_text_pairs, shared_data_dir, write_text_atomic  # noqa: E402
+from align.links.alignments import Alignments  # noqa: E402
+from align.links.symmetrize import symmetrize_corpus  # noqa: E402
 from eval.metrics import bootstrap_ci, count_matches, score_counts  # noqa: E402
 
 
 def _deen(shared: str) -> list[tuple[str, str]]:
-    from align.corpus import collect
+    from data.prep.corpus import collect
     return collect(shared)
 
 
 def _enfr(shared: str) -> list[tuple[str, str]]:
-    from align.hansards import collect
+    from data.prep.hansards import collect
     return collect(shared).train
 
 

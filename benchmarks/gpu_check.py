@@ -18,7 +18,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from align.formats import read_text_pairs  # noqa: E402
+from align.links.formats import read_text_pairs  # noqa: E402
 
 METHODS = ["attn", "norm", "attn-res-ln", "attn-res-ln-ff", "alti", "alti-rollout", "value-zeroing"]
 
@@ -47,7 +47,7 @@ def engine_run(model_dir: str, pairs, device: str, dtype) -> tuple[dict, float]:
 
 
 def plugin_run(model_dir: str, data: str, text: str, device: str, fp16: bool, work: str) -> tuple[dict, float]:
-    from align.formats import read_alignments
+    from align.links.formats import read_alignments
     from fairseq_plugins.pipeline import generate_command
 
     dump = tempfile.mkdtemp(dir=work)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from align.links import Alignments
+from align.links.alignments import Alignments
 
 
 @dataclass(frozen=True)

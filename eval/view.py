@@ -2,7 +2,7 @@
 
 Every hypothesis beside the gold (if given), sentence by sentence: the source-target grid with each
 link marked as a sure hit (●), possible hit (◐), false link (✕) or missed sure link (○) (unhit
-possible gold links: ·), soft scores (``--scores``, see :mod:`align.softscores`) as cell shading,
+possible gold links: ·), soft scores (``--scores``, see :mod:`align.links.softscores`) as cell shading,
 per-sentence AER, two methods side by side, sorting by AER, by the AER difference of two methods
 or by length, a word filter, keys j/k (or the arrow keys) and links to one sentence (``#s=17``).
 
@@ -13,7 +13,7 @@ page of the sentence list; every word goes into the page as text (``textContent`
 No network, no CDN: the file opens from disk.
 
 Scores are :mod:`eval.metrics`' (corpus AER, precision, recall, F1 and per-sentence AER, equal to
-``align-eval`` and its ``--per-sentence``), read with :mod:`align.formats`' readers and the same
+``align-eval`` and its ``--per-sentence``), read with :mod:`align.links.formats`' readers and the same
 format flags. Exit status: 0 ok, 1 bad input (``file:line: ...``), 2 usage.
 """
 
@@ -30,10 +30,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from align.formats import (FORMATS, AlignmentFormatError, LineCountError, check_links_in_range, read_alignments,
+from align.links.formats import (FORMATS, AlignmentFormatError, LineCountError, check_links_in_range, read_alignments,
                            read_text_pairs, write_text_atomic)
-from align.links import Alignments
-from align.softscores import SUFFIX as SCORES_SUFFIX, iter_scores
+from align.links.alignments import Alignments
+from align.links.softscores import SUFFIX as SCORES_SUFFIX, iter_scores
 
 from .cli import _read_ids, signature
 from .metrics import count_matches, rates, score_counts
@@ -133,7 +133,7 @@ def page_data(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], hyps: Mappin
 
     ``pairs``: (source words, target words) per sentence; ``hyps``: name -> links, 0-based
     ``(src, tgt)`` in the gold's orientation; ``scores``: name (one of ``hyps``) -> one
-    (tgt_len, src_len) uint8 matrix per sentence (:mod:`align.softscores`). ValueError if a corpus
+    (tgt_len, src_len) uint8 matrix per sentence (:mod:`align.links.softscores`). ValueError if a corpus
     has another number of sentences than ``pairs`` or a matrix another shape than its sentence.
     """
     import base64

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 import torch
 
-from align.formats import replace_atomic
+from align.links.formats import replace_atomic
 
 WEIGHTS = "model.safetensors"
 FORMAT = "norm-align/fairseq-safetensors"

@@ -1,4 +1,4 @@
-"""fairseq glue for the engine of :mod:`align.engine`: dictionaries, pieces and word maps.
+"""fairseq glue for the engine of :mod:`align.extraction.engine`: dictionaries, pieces and word maps.
 
 A piece that the fairseq dictionary lacks is binarized as ``<unk>`` and loses its word marker, so
 word boundaries are rebuilt from the real pieces whenever they are known (the Python API and
@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from align.subwords import SPECIAL, WordMapError, word_map
+from align.links.subwords import SPECIAL, WordMapError, word_map
 
 
 def detect_scheme(dictionary) -> str:

@@ -1,5 +1,5 @@
 """Python API for fairseq models: load a checkpoint with its SentencePiece model and align raw
-sentence pairs in memory, without binarizing data (the engine is :class:`align.aligner.Aligner`).
+sentence pairs in memory, without binarizing data (the engine is :class:`align.extraction.aligner.Aligner`).
 
 >>> aligner = NormAligner.from_checkpoint("data/models/enfr/model.pt")
 >>> out = aligner.align(["mr. speaker , i thank the minister ."],
@@ -16,9 +16,9 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from align.adapters import FairseqAdapter
-from align.aligner import Aligner, Encoded, as_words, check_words
-from align.subwords import SPECIAL, WordMapError
+from align.extraction.adapters import FairseqAdapter
+from align.extraction.aligner import Aligner, Encoded, as_words, check_words
+from align.links.subwords import SPECIAL, WordMapError
 
 from .engine import detect_scheme, encode_pieces
 
@@ -73,7 +73,7 @@ class NormAligner(Aligner):
 
     def identity(self) -> dict:
         """A sha256 over the model's weights, config, dictionaries and SentencePiece model."""
-        from align.signature import files_digest
+        from align.extraction.signature import files_digest
         return {"path": self.model_path, "sha256": files_digest(self.model_files())} if self.model_path else {}
 
     def model_files(self) -> list[str]:

@@ -8,8 +8,8 @@ import subprocess
 import sys
 import tempfile
 
-from align.links import Alignments
-from align.subwords import check_word_map, word_map
+from align.links.alignments import Alignments
+from align.links.subwords import check_word_map, word_map
 
 from .hub import NormAligner
 

@@ -15,16 +15,16 @@ from fairseq.sequence_scorer import SequenceScorer
 from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
-from align.adapters import FairseqAdapter
-from align.decode import DECODERS
-from align.engine import AlignSpec, Recorder, links_for, n_layers_heads, score_pairs, score_recorded
-from align.extract import LEVELS, SHIFTS, SPECIALS, dump_name
-from align.formats import format_links
-from align.inputs import LINE_BREAKS, InputError
-from align.launch import shard_from_env
-from align.outputs import OutputExistsError, check_destination, clean_stale, publishing
-from align.methods import METHODS
-from align.subwords import WORD_MAPS, SPECIAL, WordMapError, word_map
+from align.extraction.adapters import FairseqAdapter
+from align.links.decode import DECODERS
+from align.extraction.engine import AlignSpec, Recorder, links_for, n_layers_heads, score_pairs, score_recorded
+from align.links.rows import LEVELS, SHIFTS, SPECIALS, dump_name
+from align.links.formats import format_links
+from align.links.inputs import LINE_BREAKS, InputError
+from align.extraction.launch import shard_from_env
+from align.extraction.outputs import OutputExistsError, check_destination, clean_stale, publishing
+from align.attribution.methods import METHODS
+from align.links.subwords import WORD_MAPS, SPECIAL, WordMapError, word_map
 
 from . import checkpoint
 from .engine import detect_scheme, piece_words, specials_of
@@ -138,7 +138,7 @@ def read_segmented_text(path: str, lowercased: bool) -> list[str]:
     return or Unicode line separator inside a line is an error with file:line: fairseq-preprocess reads
     text with universal newlines and split the line there, so the binarized data and the text no longer
     match line for line. Uppercase letters for a model trained on lowercased text are an error too."""
-    from align.formats import read_lines
+    from align.links.formats import read_lines
 
     lines = read_lines(path)
     for n, line in enumerate(lines, 1):
@@ -255,9 +255,9 @@ class TranslationNormAlignTask(TranslationTask):
         return lines[sid].split()
 
     def run_signature(self, spec: AlignSpec, sentences: int) -> dict:
-        """What makes this dump (align.signature): the model's files, the binarized data, the settings."""
+        """What makes this dump (align.extraction.signature): the model's files, the binarized data, the settings."""
         from align import __version__
-        from align.signature import files_digest
+        from align.extraction.signature import files_digest
 
         path = checkpoint.last_loaded()
         model = {"sha256": files_digest(checkpoint.model_files(path))} if path else {}
@@ -322,7 +322,7 @@ class NormAlignGenerator:
         src_rows = sample["net_input"]["src_tokens"]
         if isinstance(self.inner, SequenceScorer):
             # --score-reference: the scorer's own teacher-forced pass is the one we need; record it.
-            from align.methods import needs
+            from align.attribution.methods import needs
             with Recorder(self.model, self.adapter, self_attention="self-attention" in needs(methods)) as rec:
                 hypos = self.inner.generate(models, sample, **kwargs)
             prev = sample["net_input"]["prev_output_tokens"]
@@ -374,7 +374,7 @@ class NormAlignGenerator:
         n_total = self.task.aligned_dataset_size
         sig = self.task.run_signature(self.dump_spec, n_total)
         if shards > 1:
-            from align.shards import merge_when_complete, write_shard
+            from align.extraction.shards import merge_when_complete, write_shard
             write_shard(folder, shard, shards, n_total, {name: [(k, lines[k]) for k in expected]
                                                          for name, lines in self.dump.items()}, sig)
             if self.task.cfg.alignment_shard == "auto":
@@ -382,7 +382,7 @@ class NormAlignGenerator:
                 if merged:
                     logger.info("all %d shards are done: merged into %s", shards, merged)
         else:
-            from align.shards import write_manifest
+            from align.extraction.shards import write_manifest
             with publishing(folder, self.task.cfg.alignment_dump_overwrite) as tmp:
                 for name, lines in self.dump.items():
                     if sorted(lines) != list(range(n_total)):

@@ -16,9 +16,9 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from align.adapters import HFAdapter, prepare_hf_model
-from align.aligner import Aligner, Encoded, as_words, check_words
-from align.subwords import SPECIAL, WordMapError
+from align.extraction.adapters import HFAdapter, prepare_hf_model
+from align.extraction.aligner import Aligner, Encoded, as_words, check_words
+from align.links.subwords import SPECIAL, WordMapError
 
 
 def special_ids(tok) -> set[int]:

@@ -1,30 +1,120 @@
-"""align/ and eval/ are numpy-only: importing them (and running align-eval) loads no torch or fairseq."""
+"""The folders say what a module may import, and this keeps it true: statically (every import
+statement of every module, function-level ones included) and at run time (what importing loads)."""
 
+import ast
+import os
 import subprocess
 import sys
 
+import pytest
 
-def test_core_imports_without_torch():
-    code = ("import sys; import align, align.formats, align.decode, align.symmetrize, align.subwords, "
-            "align.extract, eval, eval.cli; "
-            "bad = [m for m in ('torch', 'fairseq', 'matplotlib') if m in sys.modules]; print(bad); sys.exit(bool(bad))")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FRAMEWORKS = {"fairseq", "fairseq_cli", "transformers", "huggingface_hub", "omegaconf", "hydra"}
+RULES = {
+    # folder: what its modules must never import
+    "align/links": {"torch", "matplotlib", "align.attribution", "align.extraction", "align.cli", "eval"} | FRAMEWORKS,
+    "align/attribution": {"align.extraction", "align.cli", "eval", "numpy.distutils"} | FRAMEWORKS,
+    "align/extraction": {"align.cli", "eval"} | FRAMEWORKS,
+    "align/cli": FRAMEWORKS,
+    "eval": {"torch", "align.attribution", "align.extraction", "align.cli"} | FRAMEWORKS,
+}
 
 
-def test_engine_imports_no_framework():
-    # the engine, the registry and the adapters are framework-free: torch, never fairseq or transformers
-    code = ("import sys; import align.engine, align.methods, align.adapters, align.aligner, align.extract_cli, "
-            "align.shards; bad = [m for m in ('fairseq', 'transformers') if m in sys.modules]; print(bad); "
-            "sys.exit(bool(bad))")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
+def _imports(path: str, package: str) -> list[tuple[int, str]]:
+    """(line, absolute module) of every import in a file; relative imports resolved against ``package``."""
+    tree = ast.parse(open(path, encoding="utf-8").read(), path)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # from ..links.formats import X (package align.cli): align.links.formats
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1])
+                if node.module:
+                    out.append((node.lineno, f"{base}.{node.module}"))
+                else:  # from . import name: the name may be a module
+                    out += [(node.lineno, f"{base}.{a.name}") for a in node.names]
+            else:
+                out.append((node.lineno, node.module))
+    return out
+
+
+def _banned(module: str, banned: set[str]) -> bool:
+    return any(module == b or module.startswith(b + ".") for b in banned)
+
+
+@pytest.mark.parametrize("folder", sorted(RULES))
+def test_each_folder_imports_only_its_layers(folder):
+    bad = []
+    for name in sorted(os.listdir(os.path.join(ROOT, folder))):
+        if not name.endswith(".py"):
+            continue
+        package = folder.replace("/", ".")
+        for line, mod in _imports(os.path.join(ROOT, folder, name), package):
+            if _banned(mod, RULES[folder]):
+                bad.append(f"{folder}/{name}:{line}: imports {mod}")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_framework_outside_the_plugins():
+    bad = []
+    for top in ("align", "eval"):
+        for dirpath, _, names in os.walk(os.path.join(ROOT, top)):
+            for name in names:
+                if name.endswith(".py"):
+                    path = os.path.join(dirpath, name)
+                    rel = os.path.relpath(path, ROOT)
+                    for line, mod in _imports(path, os.path.relpath(dirpath, ROOT).replace(os.sep, ".")):
+                        if _banned(mod, FRAMEWORKS):
+                            bad.append(f"{rel}:{line}: imports {mod}")
+    assert not bad, "\n".join(bad)
+
+
+def _loaded(code: str) -> list[str]:
+    r = subprocess.run([sys.executable, "-c", code + "; import sys, json; print(json.dumps(sorted(sys.modules)))"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip().splitlines()[-1]
+
+
+def test_text_layer_and_eval_load_no_torch():
+    mods = _loaded("import align, align.links.formats, align.links.decode, align.links.symmetrize, "
+                   "align.links.subwords, align.links.rows, align.links.softscores, align.links.inputs, eval, eval.cli, "
+                   "eval.view")
+    assert '"torch"' not in mods and '"fairseq"' not in mods and '"matplotlib"' not in mods
+
+
+def test_merging_shards_needs_no_torch():
+    mods = _loaded("import align.cli.merge, align.extraction.shards, align.extraction.outputs, "
+                   "align.extraction.signature, align.extraction.launch")
+    assert '"torch"' not in mods
+
+
+def test_engine_and_cli_load_no_framework():
+    mods = _loaded("import align.extraction.engine, align.attribution.methods, align.extraction.adapters, "
+                   "align.extraction.aligner, align.cli.extract")
+    assert '"fairseq"' not in mods and '"transformers"' not in mods
+
+
+def test_old_module_paths_still_work_with_a_warning():
+    code = ("import warnings; warnings.simplefilter('always'); import align\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    import align.formats, align.norms, align.extract_cli\n"
+            "    from align.shards import merge\n"
+            "import align.links.formats as new\n"
+            "assert align.formats is new and align.extract_cli.main is __import__('align.cli.extract', fromlist=['x']).main\n"
+            "msgs = [str(x.message) for x in w if issubclass(x.category, DeprecationWarning)]\n"
+            "assert any('align.formats moved to align.links.formats' in m for m in msgs), msgs\n"
+            "print('ok')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr
 
 
 def test_unsupported_model_error():
-    import pytest
     pytest.importorskip("torch")
-    from align.adapters import FairseqAdapter, UnsupportedModelError
+    from align.extraction.adapters import FairseqAdapter, UnsupportedModelError
 
     class NotTransformer:
         decoder = None

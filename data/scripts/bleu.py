@@ -20,7 +20,7 @@ sys.path.insert(0, ROOT)
 
 from fairseq_plugins.pipeline import binarize  # noqa: E402
 
-from align.formats import read_lines, split_tokens  # noqa: E402
+from align.links.formats import read_lines, split_tokens  # noqa: E402
 
 
 def main(argv=None) -> int:

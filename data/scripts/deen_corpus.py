@@ -1,5 +1,5 @@
 """Every German-English pair in ``../shared/data/parallel`` as one ``de ||| en`` file (lowercased,
-punctuation split off; see ``align.corpus``), plus one file per side and the held-out sets.
+punctuation split off; see ``data.prep.corpus``), plus one file per side and the held-out sets.
 
 Usage: python data/scripts/deen_corpus.py SHARED_DATA_DIR OUT_FILE   (also writes OUT_FILE.de, OUT_FILE.en)
 """
@@ -12,8 +12,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
-from align.corpus import HELD_OUT, split  # noqa: E402
-from align.formats import write_text_atomic  # noqa: E402
+from data.prep.corpus import HELD_OUT, split  # noqa: E402
+from align.links.formats import write_text_atomic  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -1,4 +1,4 @@
-"""The En-Fr training text in the Hansards gold's style (see ``align.hansards``): OUT.{en,fr} for
+"""The En-Fr training text in the Hansards gold's style (see ``data.prep.hansards``): OUT.{en,fr} for
 training, OUT.valid.{en,fr} and OUT.test.{en,fr} (held-out Hansard slices, validation and BLEU),
 OUT.json (pairs per set, dropped pairs by reason).
 
@@ -14,8 +14,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
-from align.formats import write_text_atomic  # noqa: E402
-from align.hansards import HELD_OUT_TEST, HELD_OUT_VALID, MAX_RATIO, MAX_WORDS, collect  # noqa: E402
+from align.links.formats import write_text_atomic  # noqa: E402
+from data.prep.hansards import HELD_OUT_TEST, HELD_OUT_VALID, MAX_RATIO, MAX_WORDS, collect  # noqa: E402
 
 
 def main(argv=None) -> int:

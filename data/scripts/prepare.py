@@ -27,7 +27,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
-from align.formats import read_text_pairs  # noqa: E402
+from align.links.formats import read_text_pairs  # noqa: E402
 
 
 def _read(path: str) -> list[str]:

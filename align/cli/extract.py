@@ -1,0 +1,365 @@
+"""align-extract: word alignments of sentence pairs from any supported translation model.
+
+``align-extract --model MODEL --input PAIRS [--out DIR] [--methods attn,norm] [--layers 0,1]
+[--shifts awo,awi] [--translate] [--shard K/N | --shard auto]``. ``MODEL`` is a fairseq model
+(``model.pt``, or a folder with ``model.safetensors``, dictionaries and ``spm.model``), a Hugging
+Face model folder (``config.json``) or a Hub id ``ORG/NAME[@REVISION]``; ``PAIRS`` holds one
+``source ||| target`` pair per line (awesome-align's input; ``-`` for stdin; ``.gz``, ``.xz``,
+``.zst`` decompressed), or source lines only with ``--translate``.
+
+The input streams through in chunks (memory does not grow with the corpus); files appear only when
+every pair is done, as one folder (``DIR``, or ``DIR/shard-K-of-N``), with ``manifest.json``: the
+run's signature (model digest or Hub revision, input digest and line count, every setting).
+Exit status: 0 ok, 1 bad input (``file:line: ...``) or model, 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+import time
+import warnings
+from contextlib import ExitStack
+
+from .. import __version__
+from ..links.rows import LEVELS, SHIFTS, SPECIALS
+from ..links.formats import format_links
+from ..links.inputs import InputError, PairReader, count_lines
+from ..extraction.launch import LaunchError, shard_from_env
+from ..extraction.outputs import OutputExistsError, check_destination, clean_stale, publishing
+from ..extraction.signature import short
+
+# Framework loaders by name, imported only when used: align/ never imports fairseq or transformers.
+LOADERS = {
+    "fairseq": "fairseq_plugins.hub:NormAligner.from_checkpoint",
+    "hf": "hf_plugins.hub:HFAligner.from_pretrained",
+}
+CHUNK = 2048
+"""Pairs read, (translated,) scored and written at a time: memory is per chunk, never per corpus."""
+
+__all__ = ["InputError", "LOADERS", "build_parser", "framework_of", "load_aligner", "main", "parse_shard"]
+
+
+def framework_of(path: str) -> str:
+    """``hf`` for a folder with config.json or a Hub id (``ORG/NAME``: not a local path), else ``fairseq``."""
+    if os.path.isdir(path):
+        return "hf" if os.path.isfile(os.path.join(path, "config.json")) else "fairseq"
+    return "fairseq" if os.path.exists(path) or path.endswith((".pt", ".safetensors")) else "hf"
+
+
+def load_aligner(path: str, framework: str | None = None, **kwargs):
+    """Load a model as an :class:`align.extraction.aligner.Aligner` with the framework's loader."""
+    framework = framework or framework_of(path)
+    if framework not in LOADERS:
+        raise ValueError(f"unknown framework {framework!r}; valid: {', '.join(LOADERS)}")
+    module, _, attr = LOADERS[framework].partition(":")
+    obj = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj(path, **{k: v for k, v in kwargs.items() if v is not None})
+
+
+def _csv(s: str | None) -> list[str]:
+    return [x.strip() for x in s.split(",") if x.strip()] if s else []
+
+
+def parse_shard(s: str | None) -> tuple[int, int]:
+    """``K/N`` (K 0-based) -> (K, N)."""
+    if not s:
+        return 0, 1
+    try:
+        k, n = (int(x) for x in s.split("/"))
+    except ValueError:
+        raise ValueError(f"--shard {s!r}: expected K/N such as 0/4, or auto") from None
+    if not (n >= 1 and 0 <= k < n):
+        raise ValueError(f"--shard {s!r}: K must be in 0..N-1")
+    return k, n
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from ..links.decode import DECODERS
+    from ..attribution.methods import METHODS
+
+    ap = argparse.ArgumentParser(prog="align-extract", description=__doc__.split("\n\n")[0].splitlines()[0],
+                                 epilog="Exit status: 0 ok, 1 bad input or model (file:line: ...), 2 usage.")
+    ap.add_argument("--model", required=True, help="fairseq model.pt / model folder, Hugging Face folder, or Hub id "
+                    "ORG/NAME[@REVISION]")
+    ap.add_argument("--input", required=True, help="'source ||| target' per line, or sources with --translate "
+                    "('-': stdin; .gz/.xz/.zst by suffix)")
+    ap.add_argument("--out", help="folder: one Pharaoh file per (method, shift, layer[, head]) and manifest.json; "
+                    "default: print one setting")
+    ap.add_argument("--overwrite", action="store_true", help="replace an existing --out folder (whole, at the end)")
+    ap.add_argument("--methods", default="norm", help=f"comma-separated, of: {', '.join(METHODS)} (default norm)")
+    ap.add_argument("--layers", help="comma-separated decoder layers, 0-based (default: all with --out, else the last)")
+    ap.add_argument("--shifts", default="awi", help=f"comma-separated, of: {', '.join(SHIFTS)} (default awi): AWO "
+                    "reads target word i at the step that predicts it, AWI where it is the decoder's input")
+    ap.add_argument("--heads", help="heads averaged by per-head methods (default all; --out writes one file per head)")
+    ap.add_argument("--level", default="word", choices=LEVELS, help="word: subword scores merged (sum over source "
+                    "pieces, mean over target pieces), then decoded; subword: token positions; word-any: words linked "
+                    "if any of their pieces are (default word)")
+    ap.add_argument("--decoder", default="argmax", choices=list(DECODERS),
+                    help="how score rows become links (default argmax: each target word's best source word)")
+    ap.add_argument("--threshold", type=float, help="cutoff of the threshold decoders (share of the row; ratio "
+                    "to the row maximum for relative-threshold)")
+    ap.add_argument("--specials", default="drop", choices=SPECIALS, help="drop: EOS removed before decoding; null: "
+                    "a word whose best source is EOS stays unaligned (default drop)")
+    ap.add_argument("--translate", action="store_true", help="input is source lines: translate, then align the output "
+                    "(translations in DIR/translations.txt)")
+    ap.add_argument("--beam", type=int, default=5, help="beam size with --translate (default 5)")
+    ap.add_argument("--lowercase", action="store_true", help="lowercase the input (for models trained on lowercased "
+                    "text that do not say so in their config; the shipped models do, and are lowercased anyway)")
+    ap.add_argument("--truncate", action="store_true", help="cut words off the end of a sentence longer than the "
+                    "model's positions (default: such a sentence is an error naming its line)")
+    ap.add_argument("--save-scores", action="store_true", help="also write each setting's word-level score matrices, "
+                    "NAME.scores.jsonl beside NAME.align (align.links.softscores; for align-view)")
+    ap.add_argument("--batch-size", type=int, default=32, help="pairs per forward pass (default 32; never changes "
+                    "an alignment)")
+    ap.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ... (with --shard auto, cuda means "
+                    "cuda:LOCAL_RANK)")
+    ap.add_argument("--dtype", choices=("float32", "float16", "bfloat16"), default="float32",
+                    help="the model's dtype (scores are float32 either way)")
+    ap.add_argument("--src-lang", help="source language code of multilingual tokenizers (NLLB: eng_Latn)")
+    ap.add_argument("--tgt-lang", help="target language code (NLLB: fra_Latn)")
+    ap.add_argument("--framework", choices=list(LOADERS), help="default: hf for a folder with config.json or a Hub "
+                    "id, else fairseq")
+    ap.add_argument("--trust-checkpoint", action="store_true",
+                    help="unpickle a fairseq .pt fully (can run code: only for a file you trust)")
+    ap.add_argument("--shard", help="K/N: align lines K, K+N, ... into OUT/shard-K-of-N/ (join with align-merge OUT); "
+                    "auto: K and N from torchrun/accelerate (RANK, WORLD_SIZE) or Slurm, and the last shard to "
+                    "finish merges into OUT/merged/")
+    ap.add_argument("--no-merge", action="store_true", help="with --shard auto: leave the merge to align-merge")
+    ap.add_argument("--format", choices=("text", "json"), default="text", help="the summary line's format")
+    ap.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
+                    help="progress bar with pairs/s and ETA on stderr (auto: when stderr is a terminal)")
+    return ap
+
+
+def _quiet() -> None:
+    """Warnings that say nothing to a user of this command (every run printed them)."""
+    warnings.filterwarnings("ignore", message=".*key_padding_mask and attn_mask.*")
+    warnings.filterwarnings("ignore", message=".*sacremoses.*")
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+def main(argv=None) -> int:
+    """align-extract: see the module docstring; exit 0 ok, 1 bad input, 2 usage."""
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    t0 = time.time()
+    _quiet()
+    from ..attribution.methods import METHODS
+    try:
+        auto = args.shard == "auto"
+        if auto:
+            sh = shard_from_env()
+            shard, shards = sh.index, sh.count
+            if args.device == "cuda" and sh.local_rank is not None:
+                args.device = f"cuda:{sh.local_rank}"
+        else:
+            shard, shards = parse_shard(args.shard)
+        if (args.shard is not None) and not args.out:
+            raise ValueError("--shard needs --out")
+        if args.shard is not None and args.input == "-":
+            raise ValueError("--shard needs a file --input (every shard reads the whole input)")
+        if args.threshold is not None and args.decoder not in ("threshold", "relative-threshold"):
+            raise ValueError(f"--threshold applies to the threshold decoders; --decoder is {args.decoder}")
+        if args.save_scores and (not args.out or args.level != "word"):
+            raise ValueError("--save-scores needs --out and --level word (the matrices are word by word)")
+        methods, shifts = _csv(args.methods), _csv(args.shifts)
+        bad = [m for m in methods if m not in METHODS]
+        if bad:
+            raise ValueError(f"--methods: unknown {', '.join(bad)}; valid: {', '.join(METHODS)}")
+        layers = [int(x) for x in _csv(args.layers)] if args.layers else None
+        heads = [int(x) for x in _csv(args.heads)] if args.heads else None
+        if args.batch_size < 1:
+            raise ValueError("--batch-size must be at least 1")
+    except LaunchError as e:
+        ap.error(str(e))
+    except ValueError as e:
+        ap.error(str(e))
+    dest = None
+    if args.out:  # checked before the model loads: a bad --out loses no work
+        dest = os.path.join(args.out, f"shard-{shard}-of-{shards}") if args.shard is not None else args.out
+        try:
+            check_destination(dest, args.overwrite, "shard folder" if args.shard is not None else "output folder")
+        except (OutputExistsError, OSError) as e:
+            print(f"align-extract: {e}", file=sys.stderr)
+            return 1
+        clean_stale(dest)
+    if args.input != "-" and not os.path.isfile(args.input):
+        print(f"align-extract: {args.input}: no such file; expected the input pairs", file=sys.stderr)
+        return 1
+    import torch
+
+    fw = args.framework or framework_of(args.model)
+    kwargs = dict(device=args.device, dtype=getattr(torch, args.dtype))
+    if fw == "hf":
+        kwargs.update(src_lang=args.src_lang, tgt_lang=args.tgt_lang)
+    else:
+        kwargs.update(trust=args.trust_checkpoint or None)
+    try:
+        aligner = load_aligner(args.model, fw, **kwargs)
+    except Exception as e:  # OSError, ValueError, a framework's own error types: one line, no traceback
+        msg = _one_line(e)
+        print(f"align-extract: {msg if msg.startswith(args.model) else f'{args.model}: {msg}'}", file=sys.stderr)
+        return 1
+    if args.lowercase:
+        aligner.lowercase = True
+    if layers is None:
+        layers = list(range(aligner.n_layers)) if args.out else [aligner.n_layers - 1]
+    opts = {}
+    if args.threshold is not None:
+        opts["threshold" if args.decoder == "threshold" else "ratio"] = args.threshold
+    try:
+        spec = aligner.spec(methods, layers, shifts, args.level, args.decoder, heads, args.specials, **opts)
+    except ValueError as e:  # a layer, head or shift this model does not have
+        ap.error(str(e))
+    if not args.out and (len(spec.methods), len(spec.layers), len(spec.shifts)) != (1, 1, 1):
+        ap.error("without --out, give one method, one layer and one shift (or --out DIR for many)")
+    try:
+        stats = run(aligner, spec, args, shard, shards, dest)
+    except (OSError, ValueError) as e:  # InputError, WordMapError, TooLongError, OutputExistsError: file:line
+        print(f"align-extract: {_one_line(e)}", file=sys.stderr)
+        return 1
+    merged = None
+    if auto and shards > 1 and not args.no_merge:
+        try:
+            from ..extraction.shards import merge_when_complete
+            merged = merge_when_complete(args.out)
+        except (OSError, ValueError) as e:
+            print(f"align-extract: shard {shard}/{shards} written, but the merge failed: {_one_line(e)}", file=sys.stderr)
+            return 1
+    summary = {"model": args.model, "framework": fw, "pairs": stats["pairs"], "lines": stats["lines"],
+               "truncated": stats["truncated"], "methods": list(spec.methods), "layers": list(spec.layers),
+               "shifts": list(spec.shifts), "out": dest, "shard": f"{shard}/{shards}", "merged": merged,
+               "preprocessing": aligner.preprocessing(), "signature": stats["signature"],
+               "seconds": round(time.time() - t0, 1)}
+    if args.format == "json":
+        print(json.dumps(summary), file=sys.stderr if not args.out else sys.stdout)
+    else:
+        model = summary["signature"]["model"]
+        rev = f"@{model['revision'][:12]}" if "revision" in model else ""
+        print(f"aligned {stats['pairs']} pairs with {fw} {args.model}{rev}: {len(spec.methods)} method(s) x "
+              f"{len(spec.layers)} layer(s) x {len(spec.shifts)} shift(s) in {summary['seconds']} s"
+              + (f", {stats['truncated']} truncated" if stats["truncated"] else "")
+              + (", lowercased" if aligner.lowercase else "")
+              + (f"; files in {dest}" if dest else "") + (f"; merged into {merged}" if merged else "")
+              + f" [{short(summary['signature'])}]", file=sys.stderr)
+    return 0
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text if text else type(e).__name__
+
+
+def signature(aligner, spec, args, reader: PairReader) -> dict:
+    """Everything that changes this run's output: :mod:`align.extraction.signature`."""
+    identity = aligner.identity() if hasattr(aligner, "identity") else {}
+    return {"version": __version__,
+            "model": {k: v for k, v in identity.items() if k != "path"},
+            "input": {"sha256": reader.sha256, "lines": reader.lines},
+            "settings": {"methods": list(spec.methods), "layers": list(spec.layers), "shifts": list(spec.shifts),
+                         "heads": list(spec.heads) if spec.heads else "all", "level": spec.level,
+                         "decoder": spec.decoder, "decoder_options": dict(spec.decoder_options),
+                         "specials": spec.specials_policy, "preprocessing": aligner.preprocessing(),
+                         "translate": {"beam": args.beam} if args.translate else False, "truncate": args.truncate,
+                         "dtype": args.dtype, "device": args.device.split(":")[0], "save_scores": args.save_scores,
+                         "src_lang": args.src_lang, "tgt_lang": args.tgt_lang}}
+
+
+def _chunks(reader: PairReader):
+    buf = []
+    for row in reader:
+        buf.append(row)
+        if len(buf) >= CHUNK:
+            yield buf
+            buf = []
+    if buf:
+        yield buf
+
+
+def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
+    """Align every (shard's) pair of ``args.input``, streaming: read, (translate,) score and write a
+    chunk at a time. With a destination, files go to a temporary folder published whole at the end;
+    without, one setting is printed as it goes. Returns pairs, lines, truncated and the signature."""
+    from ..extraction.engine import links_for
+    from ..links.softscores import encode_scores, scores_name
+
+    reader = PairReader(args.input, args.translate, (shard, shards))
+    sharded = args.shard is not None
+    per_head_files = spec.heads is None
+    stats = {"pairs": 0, "truncated": 0}
+    total = count_lines(args.input) if (args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())) \
+        and args.input != "-" else None
+    bar = None
+    if args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty()):
+        from tqdm import tqdm
+        bar = tqdm(total=None if total is None else len(range(shard, total, shards)), desc="aligning", unit="pair",
+                   file=sys.stderr, dynamic_ncols=True)
+    with ExitStack() as stack:
+        if dest is not None:
+            tmp = stack.enter_context(publishing(dest, args.overwrite))
+            names = [s[0] for s in aligner.settings(spec, per_head_files)]
+            opened = {n: stack.enter_context(open(os.path.join(tmp, n), "w", encoding="utf-8", newline="\n"))
+                      for n in names}  # every setting's file, so an empty input gives empty files
+            scores_files = {n: stack.enter_context(open(os.path.join(tmp, scores_name(n)), "w", encoding="utf-8",
+                                                        newline="\n")) for n in names} if args.save_scores else {}
+            translations = stack.enter_context(open(os.path.join(tmp, "translations.txt"), "w", encoding="utf-8",
+                                                    newline="\n")) if args.translate else None
+        out = sys.stdout
+        for chunk in _chunks(reader):
+            where = [f"{reader.name}:{i + 1}" for i, _, _ in chunk]
+            prefix = [f"{i}\t" if sharded else "" for i, _, _ in chunk]  # shards tag lines with global ids
+            if args.translate:
+                hyps = aligner.translate([s for _, s, _ in chunk], batch_size=args.batch_size, beam=args.beam)
+                chunk = [(i, s, h) for (i, s, _), h in zip(chunk, hyps)]
+                if dest is not None:
+                    translations.writelines(p + " ".join(h) + "\n" for p, (_, _, h) in zip(prefix, chunk))
+            items = [(w, s, t) for w, (_, s, t) in zip(where, chunk)]
+            lines = []
+            for k, se, te, sc in aligner.score_items(items, spec, args.batch_size, args.truncate):
+                stats["truncated"] += bool(se.dropped or te.dropped)
+                if dest is None:
+                    (m,), (la,), (sh,) = spec.methods, spec.layers, spec.shifts
+                    lines.append(format_links(links_for(sc, se.words, te.words, spec, m, la, sh)) + "\n")
+                    continue
+                for name, links in aligner.links(se, te, sc, spec, per_head_files).items():
+                    opened[name].write(prefix[k] + format_links(links) + "\n")
+                if scores_files:
+                    for name, m in aligner.word_scores(se, te, sc, spec, per_head_files).items():
+                        scores_files[name].write(prefix[k] + encode_scores(m) + "\n")
+            if dest is None:
+                out.writelines(lines)
+                out.flush()
+            stats["pairs"] += len(chunk)
+            if bar is not None:
+                bar.update(len(chunk))
+        stats["lines"] = reader.lines
+        stats["signature"] = signature(aligner, spec, args, reader)
+        if dest is not None:
+            from ..extraction.shards import shard_manifest, write_manifest
+            if sharded:
+                man = shard_manifest(shard, shards, reader.lines, stats["pairs"], list(opened) + [
+                    scores_name(n) for n in scores_files] + (["translations.txt"] if args.translate else []),
+                    stats["signature"])
+                man["model_path"] = args.model
+            else:
+                man = {"sentences": stats["pairs"], "files": sorted(list(opened) + [scores_name(n) for n in scores_files]
+                                                                    + (["translations.txt"] if args.translate else [])),
+                       "signature": stats["signature"], "model_path": args.model}
+            for f in list(opened.values()) + list(scores_files.values()) + ([translations] if translations else []):
+                f.close()
+            write_manifest(tmp, man)
+    if bar is not None:
+        bar.close()
+    return stats
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""Soft alignment scores on disk: one word-level score matrix per sentence, quantized to bytes (numpy only).
+
+Format (``*.scores.jsonl``, named like the alignment file with ``.scores.jsonl`` instead of
+``.align``: ``norm-awi-layer1.align`` -> ``norm-awi-layer1.scores.jsonl``): one line per sentence,
+in the same line order as the ``.align`` files, each line a JSON object::
+
+    {"tgt": T, "src": S, "q": "<base64>"}
+
+``q`` is the base64 (standard alphabet, padded) of ``T * S`` unsigned bytes, row-major: rows are
+target words, columns source words (the project's convention: score matrices are
+``(tgt_len, src_len)``). Each byte is ``round(255 * score / row maximum)`` (nearest, ties to even
+as Python's ``round``); a row whose maximum is 0 (or below) stays zeros, and negative scores are
+stored as 0. A sentence with an empty side has ``"q": ""``. So each row keeps its shape, not its
+scale: the row maximum is 255. Reading accepts ``.gz`` (``.xz``, ``.zst``) files, LF or CRLF line
+ends and a UTF-8 byte order mark, as :mod:`align.links.formats` does; ``-`` is standard input.
+
+Example: the (2, 3) matrix ``[[0.2, 0.6, 0.2], [0, 0, 0]]`` is ``[[85, 255, 85], [0, 0, 0]]``,
+the line ``{"tgt": 2, "src": 3, "q": "Vf9VAAAA"}``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from .formats import AlignmentFormatError, iter_line_chunks, write_text_atomic
+
+SUFFIX = ".scores.jsonl"
+"""File name suffix of a soft-score file (``.gz`` may follow)."""
+
+
+class ScoresFormatError(AlignmentFormatError):
+    """A malformed line of a soft-score file: ``path:line: what was found; what was expected``."""
+
+
+def scores_name(align_name: str) -> str:
+    """The soft-score file name of an alignment file: ``dump/norm-awi-layer1.align`` ->
+    ``dump/norm-awi-layer1.scores.jsonl`` (a name without ``.align`` gets the suffix added)."""
+    base = align_name[: -len(".align")] if align_name.endswith(".align") else align_name
+    return base + SUFFIX
+
+
+def quantize_scores(m: np.ndarray) -> np.ndarray:
+    """(T, S) scores -> (T, S) uint8: ``round(255 * score / row maximum)``, zero rows (and negative
+    scores) as 0. ValueError for a matrix that is not 2-D or holds NaN or infinity."""
+    a = np.asarray(m, dtype=np.float64)
+    if a.ndim != 2:
+        raise ValueError(f"score matrix of shape {a.shape}; expected 2-D (tgt_len, src_len)")
+    if not np.isfinite(a).all():
+        raise ValueError("score matrix holds NaN or infinity; expected finite scores")
+    a = np.maximum(a, 0.0)
+    top = a.max(axis=1, keepdims=True) if a.shape[1] else np.zeros((a.shape[0], 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.where(top > 0, 255.0 * a / np.where(top > 0, top, 1.0), 0.0)
+    return np.rint(q).astype(np.uint8)  # rint: nearest, ties to even (Python's round)
+
+
+def encode_scores(m: np.ndarray) -> str:
+    """One line (no newline) of a soft-score file for a (tgt_len, src_len) score matrix."""
+    q = quantize_scores(m)
+    return json.dumps({"tgt": int(q.shape[0]), "src": int(q.shape[1]),
+                       "q": base64.b64encode(q.tobytes()).decode("ascii")})
+
+
+def _size(obj: dict, key: str, path: str, lineno: int) -> int:
+    v = obj.get(key)
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ScoresFormatError(path, lineno, f"{key!r} is {v!r}; expected a word count (integer >= 0)")
+    return v
+
+
+def decode_scores(line: str, path: str, lineno: int) -> np.ndarray:
+    """The (T, S) uint8 matrix of one line; ScoresFormatError naming ``path:lineno`` if the line is
+    not such a JSON object or its byte count is not T * S."""
+    expected = 'expected {"tgt": T, "src": S, "q": "<base64 of T*S bytes>"}'
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        shown = line if len(line) <= 60 else line[:57] + "..."
+        raise ScoresFormatError(path, lineno, f"found {shown!r}, not JSON; {expected}") from None
+    if not isinstance(obj, dict):
+        raise ScoresFormatError(path, lineno, f"found a JSON {type(obj).__name__}; {expected}")
+    missing = [k for k in ("tgt", "src", "q") if k not in obj]
+    if missing:
+        raise ScoresFormatError(path, lineno, f"no {', '.join(repr(k) for k in missing)}; {expected}")
+    t, s = _size(obj, "tgt", path, lineno), _size(obj, "src", path, lineno)
+    if not isinstance(obj["q"], str):
+        raise ScoresFormatError(path, lineno, f"'q' is a JSON {type(obj['q']).__name__}; expected a base64 string")
+    try:
+        raw = base64.b64decode(obj["q"], validate=True)
+    except (binascii.Error, ValueError):
+        raise ScoresFormatError(path, lineno, "'q' is not valid base64; expected the standard alphabet, "
+                                "padded") from None
+    if len(raw) != t * s:
+        raise ScoresFormatError(path, lineno, f"'q' holds {len(raw)} bytes; expected tgt * src = {t} * {s} = {t * s}")
+    return np.frombuffer(raw, dtype=np.uint8).reshape(t, s).copy()
+
+
+def iter_scores(path: str) -> Iterator[np.ndarray]:
+    """Yield the (T, S) uint8 matrix of each line of a soft-score file, in order (streaming: memory
+    is one block of lines). Errors name ``path:line``."""
+    name = "<stdin>" if path == "-" else str(path)
+    for first, lines in iter_line_chunks(path):
+        for i, line in enumerate(lines):
+            yield decode_scores(line, name, first + i)
+
+
+def read_scores(path: str) -> list[np.ndarray]:
+    """Every matrix of a soft-score file (see :func:`iter_scores`)."""
+    return list(iter_scores(path))
+
+
+def write_scores(path: str, matrices: Iterable[np.ndarray]) -> None:
+    """Write one line per (tgt_len, src_len) matrix, atomically (``.gz``: gzipped; ``-``: stdout)."""
+    write_text_atomic(os.fspath(path), "".join(encode_scores(m) + "\n" for m in matrices))

@@ -1,0 +1,113 @@
+"""Sharded dumps and align-merge (align.extraction.shards): streaming k-way merge, manifests with run
+signatures, one-rename publishing."""
+
+import json
+import os
+
+import pytest
+
+from align.cli.merge import main
+from align.extraction.shards import ShardError, merge, write_shard
+
+SIG = {"version": "0.1.0", "model": {"sha256": "m1"}, "input": {"sha256": "i1", "lines": 5},
+       "settings": {"level": "word", "decoder": "argmax", "methods": ["norm"]}}
+
+
+def _three(tmp_path, sig2=None, total=5):
+    # round-robin shards of 5 sentences: 0 gets 0, 3; 1 gets 1, 4; 2 gets 2
+    for k in range(3):
+        rows = [(i, f"{i}-{i}") for i in range(k, total, 3)]
+        write_shard(str(tmp_path), k, 3, total, {"a.align": rows, "b.align": rows},
+                    sig2 if (sig2 is not None and k == 2) else SIG)
+
+
+def test_merge_joins_in_input_order(tmp_path, capsys):
+    _three(tmp_path)
+    assert main([str(tmp_path), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["shards"] == 3 and out["sentences"] == 5 and out["files"] == ["a.align", "b.align"]
+    assert (tmp_path / "merged" / "a.align").read_text() == "0-0\n1-1\n2-2\n3-3\n4-4\n"
+    man = json.loads((tmp_path / "merged" / "manifest.json").read_text())
+    assert man["signature"] == SIG
+
+
+@pytest.mark.parametrize("field,value", [("model", {"sha256": "m2"}), ("input", {"sha256": "i2", "lines": 5}),
+                                         ("settings", {**SIG["settings"], "decoder": "intersect"}),
+                                         ("version", "0.2.0")])
+def test_shards_of_different_runs_are_refused_naming_the_field(tmp_path, field, value):
+    _three(tmp_path, {**SIG, field: value})
+    with pytest.raises(ShardError, match=rf"shard-2-of-3: made by another run than .*shard-0-of-3: {field}"):
+        merge(str(tmp_path))
+    assert not (tmp_path / "merged").exists()
+
+
+def test_an_empty_shard_is_fine_and_an_empty_corpus_too(tmp_path):
+    # 2 sentences in 3 shards: shard 2 has none
+    for k in range(3):
+        write_shard(str(tmp_path / "x"), k, 3, 2, {"a.align": [(i, "0-0") for i in range(k, 2, 3)]}, SIG)
+    assert merge(str(tmp_path / "x")) == (3, 2, ["a.align"])
+    for k in range(2):
+        write_shard(str(tmp_path / "y"), k, 2, 0, {"a.align": []}, SIG)
+    assert merge(str(tmp_path / "y")) == (2, 0, ["a.align"])
+    assert (tmp_path / "y" / "merged" / "a.align").read_text() == ""
+
+
+def test_missing_shard_names_the_folder(tmp_path):
+    write_shard(str(tmp_path), 0, 3, 5, {"a.align": [(0, "")]}, SIG)
+    with pytest.raises(ShardError, match=r"shard\(s\) 1, 2 of 3 missing \(expected shard-1-of-3, shard-2-of-3\)"):
+        merge(str(tmp_path))
+
+
+def test_gap_duplicate_and_cut_file_are_refused(tmp_path):
+    _three(tmp_path)
+    (tmp_path / "shard-1-of-3" / "b.align").write_text("1\t1-1\n")  # sentence 4 lost
+    with pytest.raises(ShardError, match=r"b.align: the shards hold 4 of 5 sentences \(missing from 4 on\)"):
+        merge(str(tmp_path))
+    (tmp_path / "shard-1-of-3" / "b.align").write_text("1\t1-1\n4\t4-4")  # no final newline: cut short
+    with pytest.raises(ShardError, match=r"shard-1-of-3/b.align:2: the last line has no newline"):
+        merge(str(tmp_path))
+    (tmp_path / "shard-1-of-3" / "b.align").write_text("1\t1-1\n4\t4-4\n1\t1-1\n")
+    with pytest.raises(ShardError, match=r"b.align:3: sentence 1 after 4; expected ascending ids"):
+        merge(str(tmp_path))
+    assert not (tmp_path / "merged").exists()
+
+
+def test_a_merge_killed_midway_publishes_nothing(tmp_path, monkeypatch):
+    import align.extraction.shards as shards
+    _three(tmp_path)
+    real = shards._merge_file
+    calls = []
+
+    def dies_on_the_second(*a):
+        calls.append(a)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a)
+    monkeypatch.setattr(shards, "_merge_file", dies_on_the_second)
+    with pytest.raises(KeyboardInterrupt):
+        merge(str(tmp_path))
+    assert sorted(os.listdir(tmp_path)) == ["shard-0-of-3", "shard-1-of-3", "shard-2-of-3"]
+    monkeypatch.setattr(shards, "_merge_file", real)
+    merge(str(tmp_path))
+    with pytest.raises(ShardError, match="merged: the output folder exists"):  # a second merge replaces nothing
+        merge(str(tmp_path))
+    assert merge(str(tmp_path), overwrite=True)[1] == 5
+
+
+def test_merge_memory_does_not_hold_the_corpus(tmp_path):
+    # streaming: the merge reads line by line (a generator per shard), checked on a 200k-line corpus
+    import tracemalloc
+    total = 200000
+    for k in range(2):
+        d = tmp_path / f"shard-{k}-of-2"
+        d.mkdir()
+        with open(d / "a.align", "w") as f:
+            f.writelines(f"{i}\t{i % 50}-{i % 40} {i % 7}-{i % 9}\n" for i in range(k, total, 2))
+        (d / "manifest.json").write_text(json.dumps({"shard": k, "shards": 2, "total": total, "files": ["a.align"],
+                                                     "signature": SIG}))
+    tracemalloc.start()
+    merge(str(tmp_path))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 2_000_000, peak  # the merged file is 2.6 MB; reading it whole would take several times that
+    assert sum(1 for _ in open(tmp_path / "merged" / "a.align")) == total

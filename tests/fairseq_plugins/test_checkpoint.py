@@ -1,0 +1,418 @@
+"""fairseq_plugins/checkpoint.py: checkpoints load without running code from them; the safetensors format
+round-trips exactly; fairseq's own loading (``--user-dir fairseq_plugins``) goes through the safe loader."""
+
+import argparse
+import enum
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+# Importing the plugin package imports fairseq. Without it, skip; under CI its absence is a failure.
+if not os.environ.get("CI"):
+    pytest.importorskip("fairseq")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from align.links.formats import new_file_mode  # noqa: E402
+from fairseq_plugins import checkpoint as ck  # noqa: E402
+
+pytestmark = pytest.mark.fairseq
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ENFR = os.path.join(ROOT, "data", "models", "enfr")
+SHIPPED = sorted(glob.glob(os.path.join(ROOT, "data", "models", "*", "model.pt")))
+needs_enfr = pytest.mark.skipif(not os.path.exists(os.path.join(ENFR, "model.pt")), reason="shipped En-Fr model absent")
+sys.path.insert(0, os.path.join(ROOT, "data", "scripts"))
+
+
+class OpensFile:
+    """Unpickling calls open(path, "w"): the file appears only if the pickle ran."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+class RunsShell:
+    """Unpickling runs a shell command that creates a file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.path}",))
+
+
+PAYLOADS = [(OpensFile, f"{open.__module__}.open"), (RunsShell, f"{os.system.__module__}.system")]
+
+
+def crafted(tmp_path, payload, with_model: bool = False) -> tuple[str, str]:
+    """A checkpoint holding ``payload`` (optionally beside the En-Fr model's real content); the marker path."""
+    marker = str(tmp_path / "pwned")
+    state = ck.load_checkpoint(os.path.join(ENFR, "model.pt")) if with_model else {"model": {}}
+    state["extra"] = payload(marker)
+    path = str(tmp_path / "crafted.pt")
+    torch.save(state, path)
+    return path, marker
+
+
+def same_state(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(a[k].dtype == b[k].dtype and torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize("payload,name", PAYLOADS)
+def test_crafted_checkpoint_is_refused_and_runs_nothing(tmp_path, payload, name):
+    path, marker = crafted(tmp_path, payload)
+    with pytest.raises(ck.UnsafeCheckpointError) as e:
+        ck.load_checkpoint(path)
+    assert not os.path.exists(marker)
+    assert isinstance(e.value, ValueError) and e.value.names == [name]
+    msg = str(e.value)
+    assert msg.startswith(f"{path}: refused") and name in msg and "--trust-checkpoint" in msg and "trust=True" in msg
+
+
+@pytest.mark.parametrize("payload,name", PAYLOADS)
+def test_fairseq_loading_is_routed_through_the_safe_loader(tmp_path, payload, name):
+    from fairseq import checkpoint_utils
+
+    path, marker = crafted(tmp_path, payload)
+    with pytest.raises(ck.UnsafeCheckpointError, match=name):
+        checkpoint_utils.load_checkpoint_to_cpu(path)
+    assert not os.path.exists(marker)
+
+
+def test_trusted_load_runs_the_old_way(tmp_path):
+    path, marker = crafted(tmp_path, OpensFile)
+    state = ck.load_checkpoint(path, trust=True)
+    state["extra"].close()
+    assert os.path.exists(marker)  # what trust means: the file's code ran
+
+
+@needs_enfr
+def test_trust_flag_for_fairseq_loading(tmp_path):
+    from fairseq import checkpoint_utils
+
+    path, marker = crafted(tmp_path, OpensFile, with_model=True)
+    ck.set_trust_checkpoint(True)
+    try:
+        state = checkpoint_utils.load_checkpoint_to_cpu(path)
+    finally:
+        ck.set_trust_checkpoint(False)
+    state["extra"].close()
+    assert os.path.exists(marker) and state["cfg"].model.arch == "transformer"
+
+
+def test_damaged_file_is_a_checkpoint_error(tmp_path):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(ck.CheckpointError, match=f"{bad}: not a readable torch checkpoint"):
+        ck.load_checkpoint(bad)
+    with pytest.raises(FileNotFoundError):
+        ck.load_checkpoint(tmp_path / "missing.pt")
+
+
+@pytest.mark.skipif(not SHIPPED, reason="no shipped models")
+@pytest.mark.parametrize("path", SHIPPED, ids=[os.path.basename(os.path.dirname(p)) for p in SHIPPED])
+def test_every_shipped_model_loads_safely(path):
+    before = torch.serialization.get_safe_globals()
+    state = ck.load_checkpoint(path)
+    assert torch.serialization.get_safe_globals() == before  # the allow-list was only for this load
+    assert isinstance(state["cfg"]["model"], argparse.Namespace) and state["model"]
+    assert same_state(state["model"], ck.load_checkpoint(path, trust=True)["model"])
+
+
+def test_omegaconf_config_checkpoint_loads_safely(tmp_path):
+    # older fairseq pickled cfg as a DictConfig: its containers and nodes are on the allow-list
+    from omegaconf import DictConfig, OmegaConf
+
+    cfg = OmegaConf.create({"model": {"arch": "transformer", "lr": [0.001], "x": None}, "task": {"data": "."}})
+    path = str(tmp_path / "dictconfig.pt")
+    torch.save({"cfg": cfg, "model": {"w": torch.ones(2)}}, path)
+    state = ck.load_checkpoint(path)
+    assert isinstance(state["cfg"], DictConfig) and state["cfg"].model.lr == [0.001]
+
+
+def test_importing_the_plugin_sets_no_environment_variable():
+    code = "import os, fairseq_plugins; print(os.environ.get('TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD'))"
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**env, "PYTHONPATH": ROOT},
+                       cwd=ROOT, check=True)
+    assert r.stdout.strip() == "None"
+
+
+class Color(enum.Enum):
+    RED = 1
+
+
+@pytest.mark.parametrize("value,expected", [
+    ({"a": (1, 2.5), "b": None}, {"a": [1, 2.5], "b": None}),
+    (argparse.Namespace(lr=[0.1], arch="t"), {"__namespace__": {"lr": [0.1], "arch": "t"}}),
+    ({"m": argparse.Namespace(x=Color.RED)}, {"m": {"__namespace__": {"x": "RED"}}}),
+    ({"best": np.float32(0.5), "n": np.int64(3)}, {"best": 0.5, "n": 3}),
+])
+def test_config_json_form(value, expected):
+    assert ck.to_json_config(value) == expected
+
+
+def test_config_json_round_trip_restores_namespaces():
+    cfg = {"model": argparse.Namespace(lr=[0.001], share=True, name=None), "task": {"data": "."}}
+    assert ck.from_json_config(ck.to_json_config(cfg)) == cfg
+
+
+def test_config_without_json_form_names_where():
+    with pytest.raises(ck.CheckpointError, match=r"cfg\.model\.w: a Tensor has no JSON form"):
+        ck.to_json_config({"model": {"w": torch.ones(1)}})
+
+
+@needs_enfr
+def test_safetensors_round_trip_is_identical(tmp_path):
+    pt = os.path.join(ENFR, "model.pt")
+    weights = ck.save_safe(pt, tmp_path)
+    assert weights == os.path.join(tmp_path, "model.safetensors")
+    assert os.path.isfile(tmp_path / "model_config.json")
+    a, b = ck.load_checkpoint(pt), ck.load_safe(tmp_path)
+    assert same_state(a["model"], b["model"])
+    assert {b["model"][k].dtype for k in b["model"]} == {torch.float16}  # fp16 kept as stored
+    assert vars(b["cfg"]["model"]) == vars(a["cfg"]["model"])
+    assert {k: v for k, v in b["cfg"].items() if k != "model"} == {k: v for k, v in a["cfg"].items() if k != "model"}
+    assert b["optimizer_history"][-1]["num_updates"] == a["optimizer_history"][-1]["num_updates"]
+    # tied embeddings are stored once
+    assert os.path.getsize(weights) < 0.8 * os.path.getsize(pt)
+    assert ck.load_safe(weights)["model"].keys() == a["model"].keys()  # the file path works as well as the folder
+    # safetensors writes 0o600; the model must be readable as any file the user writes
+    mode = new_file_mode()
+    assert os.stat(weights).st_mode & 0o777 == mode and os.stat(tmp_path / "model_config.json").st_mode & 0o777 == mode
+
+
+@needs_enfr
+def test_a_model_folder_resolves_to_its_weights(tmp_path):
+    assert same_state(ck.read_state(ENFR)["model"], ck.load_checkpoint(os.path.join(ENFR, "model.pt"))["model"])
+    shutil.copy(os.path.join(ENFR, "model.pt"), tmp_path)
+    ck.save_safe(os.path.join(ENFR, "model.pt"), tmp_path)
+    assert ck.resolve_model_path(tmp_path) == os.path.join(tmp_path, "model.safetensors")  # no pickle preferred
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="neither model.safetensors nor model.pt"):
+        ck.resolve_model_path(tmp_path / "empty")
+
+
+@needs_enfr
+def test_safetensors_model_gives_identical_outputs(tmp_path):
+    from fairseq import checkpoint_utils
+
+    ck.save_safe(os.path.join(ENFR, "model.pt"), tmp_path)
+    pt_model, _, task = ck.load_model_and_task(ENFR + "/model.pt")
+    st_model, cfg, _ = ck.load_model_and_task(tmp_path, data_dir=ENFR)
+    # fairseq's own entry point, with a .safetensors path, through the installed loader
+    (fs_model,), _, _ = checkpoint_utils.load_model_ensemble_and_task([str(tmp_path / "model.safetensors")],
+                                                                      arg_overrides={"data": ENFR})
+    d = task.source_dictionary
+    src = torch.tensor([[d.index(p) for p in ("▁the", "▁house", "▁.")] + [d.eos()]])
+    prev = torch.tensor([[d.eos(), 10, 11, 12]])
+    with torch.no_grad():
+        outs = [m.eval()(src, torch.tensor([src.shape[1]]), prev)[0] for m in (pt_model, st_model, fs_model)]
+    assert torch.equal(outs[0], outs[1]) and torch.equal(outs[0], outs[2])
+    assert cfg.model.arch == "transformer"
+
+
+def test_safe_format_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="model.safetensors"):
+        ck.load_safe(tmp_path)
+    (tmp_path / "model.safetensors").write_bytes(b"\0" * 16)
+    (tmp_path / "model_config.json").write_text('{"format": "something else"}')
+    with pytest.raises(ck.CheckpointError, match="expected 'norm-align/fairseq-safetensors'"):
+        ck.load_safe(tmp_path)
+    with pytest.raises(ck.CheckpointError, match="neither 'cfg' nor 'args'"):
+        ck.save_safe({"model": {}}, tmp_path / "out")
+
+
+def _export_workdir(tmp_path):
+    """export_model.py's WORKDIR for the En-Fr model: its dictionaries under bin/, spm.model beside."""
+    work = tmp_path / "work"
+    (work / "bin").mkdir(parents=True)
+    for lang in ("en", "fr"):
+        shutil.copy(os.path.join(ENFR, f"dict.{lang}.txt"), work / "bin")
+    shutil.copy(os.path.join(ENFR, "spm.model"), work)
+    return work
+
+
+@needs_enfr
+def test_export_writes_a_safely_loadable_model(tmp_path):
+    import export_model
+
+    work = _export_workdir(tmp_path)
+    out = tmp_path / "out"
+    assert export_model.main([os.path.join(ENFR, "model.pt"), str(work), str(out), "en", "fr"]) == 0
+    state = ck.load_checkpoint(out / "model.pt")
+    assert same_state(state["model"], ck.load_safe(out)["model"])
+    assert sorted(os.listdir(out)) == ["dict.en.txt", "dict.fr.txt", "model.pt", "model.safetensors",
+                                       "model_config.json", "spm.model"]
+
+
+@needs_enfr
+def test_export_keeps_tied_weights_one_tensor(tmp_path):
+    import export_model
+
+    # a training checkpoint holds the shared embeddings as one tensor under three keys (fp32)
+    state = ck.load_checkpoint(os.path.join(ENFR, "model.pt"))
+    tied = ["encoder.embed_tokens.weight", "decoder.embed_tokens.weight", "decoder.output_projection.weight"]
+    one = state["model"][tied[0]].float()
+    for k in tied:
+        state["model"][k] = one
+    torch.save(state, tmp_path / "checkpoint_last.pt")
+    work = _export_workdir(tmp_path)
+    out = tmp_path / "out"
+    assert export_model.main([str(tmp_path / "checkpoint_last.pt"), str(work), str(out), "en", "fr"]) == 0
+    model = ck.load_checkpoint(out / "model.pt")["model"]
+    assert len({model[k].data_ptr() for k in tied}) == 1 and model[tied[0]].dtype == torch.float16
+    assert torch.equal(model[tied[2]], one.half())
+    # written once: the .pt is no bigger than the safetensors file (which dedupes) by more than its pickle
+    emb = one.numel() * 2
+    assert os.path.getsize(out / "model.pt") < os.path.getsize(out / "model.safetensors") + emb // 2
+
+
+@needs_enfr
+def test_export_ties_a_gpu_checkpoints_equal_copies(tmp_path):
+    import export_model
+
+    # a GPU run's checkpoint holds the shared embeddings as three equal tensors (fairseq moves each key to
+    # the CPU on its own); the export wrote all three (35.5 MB instead of 19.2 for the De-En model)
+    state = ck.load_checkpoint(os.path.join(ENFR, "model.pt"))
+    tied = ["encoder.embed_tokens.weight", "decoder.embed_tokens.weight", "decoder.output_projection.weight"]
+    one = state["model"][tied[0]].half()
+    for k in tied:
+        state["model"][k] = one.clone()
+    assert len({state["model"][k].data_ptr() for k in tied}) == 3
+    torch.save(state, tmp_path / "checkpoint_last.pt")
+    work = _export_workdir(tmp_path)
+    out = tmp_path / "out"
+    assert export_model.main([str(tmp_path / "checkpoint_last.pt"), str(work), str(out), "en", "fr"]) == 0
+    model = ck.load_checkpoint(out / "model.pt")["model"]
+    assert len({model[k].data_ptr() for k in tied}) == 1 and torch.equal(model[tied[1]], one)
+    # every other tensor is the one it was, value for value
+    assert all(torch.equal(model[k], v.half()) for k, v in state["model"].items() if v.is_floating_point())
+    assert os.path.getsize(out / "model.pt") < os.path.getsize(out / "model.safetensors") + one.numel()
+
+
+@needs_enfr
+def test_export_continues_counts_the_previous_updates(tmp_path, capsys):
+    import export_model
+
+    # a GPU continuation (fp16: FP16Optimizer, one flat parameter, its own update count from 0) of a
+    # shipped CPU model (FairseqAdam, one parameter group entry per tensor)
+    prev = ck.load_checkpoint(os.path.join(ENFR, "model.pt"))
+    before = prev["optimizer_history"][-1]
+    run = ck.load_checkpoint(os.path.join(ENFR, "model.pt"))
+    run["optimizer_history"] = [dict(before, optimizer_name="FP16Optimizer", num_updates=7)]
+    run["last_optimizer_state"] = {"state": {}, "loss_scale": 64.0,
+                                   "param_groups": [dict(prev["last_optimizer_state"]["param_groups"][0], params=[0])]}
+    torch.save(run, tmp_path / "checkpoint_last.pt")
+    work = _export_workdir(tmp_path)
+    out = tmp_path / "out"
+    argv = [str(tmp_path / "checkpoint_last.pt"), str(work), str(out), "en", "fr"]
+    assert export_model.main(argv + ["--continues", os.path.join(ENFR, "model.pt")]) == 0
+    assert f"{before['num_updates']} updates + 7 here = {before['num_updates'] + 7}" in capsys.readouterr().out
+    state = ck.load_checkpoint(out / "model.pt")
+    # fairseq resumes from the last record: the CPU optimizer's, at the sum; the GPU run's stays before it
+    assert [h["num_updates"] for h in state["optimizer_history"]] == [7, before["num_updates"] + 7]
+    assert [h["optimizer_name"] for h in state["optimizer_history"]] == ["FP16Optimizer", "FairseqAdam"]
+    assert state["last_optimizer_state"] == {"state": {}, "param_groups": prev["last_optimizer_state"]["param_groups"]}
+    assert export_model.main(argv + ["--continues"]) == 2
+    assert export_model.main(argv + ["--continues", str(tmp_path / "missing.pt")]) == 1
+    # a run resumed with its optimizer (already counting the earlier updates) is refused: it would count twice
+    run["optimizer_history"] = [dict(before, num_updates=before["num_updates"] + 7)]
+    torch.save(run, tmp_path / "resumed.pt")
+    again = [str(tmp_path / "resumed.pt"), str(work), str(tmp_path / "out2"), "en", "fr",
+             "--continues", os.path.join(ENFR, "model.pt")]
+    assert export_model.main(again) == 1
+    assert "resumed" in capsys.readouterr().err and not os.path.exists(tmp_path / "out2")
+    del prev["last_optimizer_state"]  # a model exported without its optimizer record cannot be continued from
+    torch.save(prev, tmp_path / "bare.pt")
+    assert export_model.main(argv + ["--continues", str(tmp_path / "bare.pt")]) == 1
+    assert "needs an optimizer record" in capsys.readouterr().err
+
+
+@needs_enfr
+def test_converter_cli(tmp_path, capsys):
+    import to_safetensors
+
+    out = tmp_path / "out"
+    assert to_safetensors.main([ENFR, str(out)]) == 0
+    assert {"model.safetensors", "model_config.json", "dict.en.txt", "dict.fr.txt", "spm.model"} <= set(os.listdir(out))
+    assert same_state(ck.load_safe(out)["model"], ck.load_checkpoint(os.path.join(ENFR, "model.pt"))["model"])
+    assert to_safetensors.main([str(tmp_path / "missing"), str(out)]) == 1
+    assert "no such checkpoint" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        to_safetensors.main([])
+    assert e.value.code == 2
+
+
+@needs_enfr
+def test_converter_refuses_then_converts_a_trusted_file_once(tmp_path, capsys):
+    import to_safetensors
+
+    path, marker = crafted(tmp_path, OpensFile, with_model=True)
+    assert to_safetensors.main([path, str(tmp_path / "out")]) == 1
+    assert "--trust-checkpoint" in capsys.readouterr().err and not os.path.exists(marker)
+    assert to_safetensors.main(["--trust-checkpoint", path, str(tmp_path / "out")]) == 0
+    os.remove(marker)
+    ck.load_model_and_task(tmp_path / "out", data_dir=ENFR)  # from now on, no pickle at all
+    assert not os.path.exists(marker)
+
+
+@needs_enfr
+def test_fairseq_generate_loads_safely(tmp_path):
+    """The command-line path: fairseq-generate --user-dir fairseq_plugins, no environment variable."""
+    import sentencepiece
+
+    sp = sentencepiece.SentencePieceProcessor(model_file=os.path.join(ENFR, "spm.model"))
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for lang, lines in (("en", ["the house is small .", "thank you ."]), ("fr", ["la maison est petite .", "merci ."])):
+        (raw / f"test.{lang}").write_text("".join(" ".join(sp.encode(s, out_type=str)) + "\n" for s in lines))
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"}
+    env.update(OMP_NUM_THREADS="1", PYTHONPATH=ROOT)
+    subprocess.run([sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", "en", "--target-lang", "fr",
+                    "--testpref", str(raw / "test"), "--destdir", str(tmp_path / "bin"), "--workers", "1",
+                    "--srcdict", os.path.join(ENFR, "dict.en.txt"), "--tgtdict", os.path.join(ENFR, "dict.fr.txt")],
+                   check=True, capture_output=True, env=env)
+    ck.save_safe(os.path.join(ENFR, "model.pt"), tmp_path / "safe")
+    crafted_path, marker = crafted(tmp_path, OpensFile, with_model=True)
+
+    def generate(path: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "fairseq_cli.generate", str(tmp_path / "bin"), "--path", path,
+                               "--user-dir", os.path.join(ROOT, "fairseq_plugins"), "--source-lang", "en",
+                               "--target-lang", "fr", "--gen-subset", "test", "--score-reference",
+                               "--print-alignment", "--batch-size", "8", "--required-batch-size-multiple", "1"],
+                              capture_output=True, text=True, env=env)
+
+    runs = {p: generate(p) for p in (os.path.join(ENFR, "model.pt"), str(tmp_path / "safe"), crafted_path)}
+    pt, safe, bad = runs.values()
+    assert pt.returncode == 0, pt.stderr[-2000:]
+    assert safe.returncode == 0, safe.stderr[-2000:]
+    lines = [line for line in pt.stdout.splitlines() if line[:2] in ("H-", "A-")]
+    assert len(lines) == 4 and lines == [line for line in safe.stdout.splitlines() if line[:2] in ("H-", "A-")]
+    # one line naming the refusal, exit 1, no traceback (the plugin's error hook)
+    assert bad.returncode == 1 and "refused: unpickling it would load" in bad.stderr and not os.path.exists(marker)
+    assert "Traceback" not in bad.stderr
+
+
+def test_save_safe_folder_loads_on_its_own_with_its_preprocessing(tmp_path):
+    # a folder written by save_safe from a .pt is a whole model: align-extract and NormAligner take it
+    pytest.importorskip("fairseq")
+    from align.cli.extract import main
+    from fairseq_plugins.checkpoint import read_preprocessing, save_safe
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    save_safe(os.path.join(root, "data", "models", "enfr", "model.pt"), str(tmp_path / "safe"))
+    assert {"dict.en.txt", "dict.fr.txt", "spm.model", "model.safetensors", "model_config.json"} <= set(
+        os.listdir(tmp_path / "safe"))
+    assert read_preprocessing(str(tmp_path / "safe"))["lowercase"] is True
+    pairs = tmp_path / "p.txt"
+    pairs.write_text("The House . ||| La Maison .\n", encoding="utf-8")
+    assert main(["--model", str(tmp_path / "safe"), "--input", str(pairs), "--layers", "0"]) == 0
