@@ -54,7 +54,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as work:
         data = binarize(args.model_dir, pairs, "en", "fr", work)
         # every run has --user-dir for the safe checkpoint loader; "plain" keeps fairseq's own task
-        base = [sys.executable, "-m", "fairseq_cli.generate", data, "--path", os.path.join(args.model_dir, "model.pt"),
+        base = [sys.executable, "-m", "fairseq_cli.generate", data, "--path", args.model_dir,
                 "--source-lang", "en", "--target-lang", "fr", "--gen-subset", "test", "--score-reference",
                 "--print-alignment", "--batch-size", str(args.batch_size), "--user-dir", os.path.join(ROOT, "fairseq_plugins")]
         plugin = ["--task", "translation_norm_align"]

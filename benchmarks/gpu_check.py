@@ -1,14 +1,18 @@
-"""One-command device check (under 5 minutes): the plugin (fairseq-generate) and align-extract's engine
-on a device in float32 and float16 against the CPU float32 links; prints the agreement and the speed.
+"""One-command device check (under 5 minutes): align-extract's engine on a device in float32, float16
+and bfloat16 and the plugin (fairseq-generate) in float32 and float16, each against the CPU float32
+links (agreement rate and speed), then benchmarks/bench_extract.py on the device; writes the lot to
+benchmarks/results/gpu.md.
 
 Usage: python benchmarks/gpu_check.py [--device cuda] [--model-dir data/models/enfr] [--limit 447]
-Runs on CPU too (``--device cpu``: the float16 rows then run float16 weights on the CPU). Record its
-output in benchmarks/results/ whenever a GPU is available.
+       [--bench-pairs 8192] [--out benchmarks/results/gpu.md]
+Runs on CPU too (``--device cpu``: the half-precision rows then run on the CPU; fairseq's --fp16 is
+skipped there). Run it first whenever a GPU is at hand, and commit the gpu.md it writes.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import subprocess
 import sys
@@ -36,7 +40,7 @@ def agreement(ref: dict, got: dict) -> float:
 def engine_run(model_dir: str, pairs, device: str, dtype) -> tuple[dict, float]:
     from fairseq_plugins.hub import NormAligner
 
-    aligner = NormAligner.from_checkpoint(os.path.join(model_dir, "model.pt"), device=device, dtype=dtype)
+    aligner = NormAligner.from_checkpoint(model_dir, device=device, dtype=dtype)
     spec = aligner.spec(METHODS, None, ("awo", "awi"))
     t = time.perf_counter()
     out = aligner.dump(pairs, spec, batch_size=32)
@@ -66,6 +70,8 @@ def main(argv=None) -> int:
     ap.add_argument("--model-dir", default=os.path.join(ROOT, "data", "models", "enfr"))
     ap.add_argument("--gold-dir", default=os.path.join(ROOT, "data", "gold", "enfr_hansards"))
     ap.add_argument("--limit", type=int, default=447)
+    ap.add_argument("--bench-pairs", type=int, default=8192, help="pairs of bench_extract's speed part (0 skips it)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "gpu.md"))
     args = ap.parse_args(argv)
     import torch
 
@@ -74,28 +80,59 @@ def main(argv=None) -> int:
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         print("gpu_check: no CUDA device here; use --device cpu", file=sys.stderr)
         return 1
+    lines: list[str] = []
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+        lines.append(line)
+
     pairs = [([w.lower() for w in s], [w.lower() for w in t])
              for s, t in read_text_pairs(os.path.join(args.gold_dir, "enfr.src-tgt"))[: args.limit]]
-    print(f"device {args.device} ({torch.cuda.get_device_name() if args.device.startswith('cuda') else 'CPU'}); "
-          f"{len(pairs)} Hansards pairs; methods {', '.join(METHODS)}; every layer, AWO and AWI")
+    name = torch.cuda.get_device_name() if args.device.startswith("cuda") else "CPU"
+    say(f"device {args.device} ({name}), torch {torch.__version__}; {len(pairs)} Hansards pairs; methods "
+        f"{', '.join(METHODS)}; every layer, AWO and AWI")
     ref, t_ref = engine_run(args.model_dir, pairs, "cpu", torch.float32)
-    print(f"engine cpu float32 (reference): {t_ref:.1f} s")
-    for dtype in (torch.float32, torch.float16):
+    say(f"engine cpu float32 (reference): {t_ref:.1f} s")
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
         got, t = engine_run(args.model_dir, pairs, args.device, dtype)
-        print(f"engine {args.device} {str(dtype)[6:]}: {t:.1f} s ({t_ref / t:.1f}x the CPU), "
-              f"links equal to CPU float32: {100 * agreement(ref, got):.2f}%")
+        say(f"engine {args.device} {str(dtype)[6:]}: {t:.1f} s ({t_ref / t:.1f}x the CPU), "
+            f"links equal to CPU float32: {100 * agreement(ref, got):.2f}%")
     with tempfile.TemporaryDirectory() as work:
         data = binarize(args.model_dir, pairs, "en", "fr", work)
         text = os.path.join(work, "test")
         pref, tp = plugin_run(args.model_dir, data, text, "cpu", False, work)
-        print(f"plugin cpu float32: {tp:.1f} s; links equal to the engine's: {100 * agreement(ref, pref):.2f}%")
+        say(f"plugin cpu float32: {tp:.1f} s; links equal to the engine's: {100 * agreement(ref, pref):.2f}%")
         for fp16 in (False, True):
             if args.device == "cpu" and fp16:
                 continue  # fairseq's --fp16 needs CUDA
             got, t = plugin_run(args.model_dir, data, text, args.device, fp16, work)
-            print(f"plugin {args.device} {'float16' if fp16 else 'float32'}: {t:.1f} s ({tp / t:.1f}x the CPU), "
-                  f"links equal to CPU float32: {100 * agreement(pref, got):.2f}%")
+            say(f"plugin {args.device} {'float16' if fp16 else 'float32'}: {t:.1f} s ({tp / t:.1f}x the CPU), "
+                f"links equal to CPU float32: {100 * agreement(pref, got):.2f}%")
+    bench = [] if args.bench_pairs <= 0 else bench_extract(args, os.path.splitext(args.out)[0] + "_bench_extract.json")
+    with open(args.out, "w", encoding="utf-8") as f:
+        f.write(f"# gpu_check on {name}, {datetime.date.today()}\n\n"
+                f"`python benchmarks/gpu_check.py --device {args.device}` (links: Hansards En->Fr, shipped model)\n\n")
+        f.write("```\n" + "\n".join(lines) + "\n```\n")
+        if bench:
+            f.write("\n## bench_extract on the device\n\n```\n" + "\n".join(bench) + "\n```\n")
+    print(f"wrote {args.out}")
     return 0
+
+
+def bench_extract(args, out: str) -> list[str]:
+    """benchmarks/bench_extract.py's speed part on the device (a script is run, never imported)."""
+    cmd = [sys.executable, os.path.join(ROOT, "benchmarks", "bench_extract.py"), "--model", args.model_dir,
+           "--sizes", "", "--pairs", str(args.bench_pairs), "--device", args.device]
+    rows = []
+    for dtype in ("float32", "float16"):
+        p = subprocess.run(cmd + ["--dtype", dtype, "--out", out.replace(".json", f"_{dtype}.json")],
+                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT})
+        if p.returncode:
+            raise RuntimeError(f"bench_extract failed:\n{p.stderr[-2000:]}")
+        got = [x for x in p.stdout.splitlines() if not x.startswith("wrote ")]
+        print("\n".join(got), flush=True)
+        rows += got
+    return rows
 
 
 if __name__ == "__main__":

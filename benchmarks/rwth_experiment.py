@@ -421,8 +421,8 @@ def main(argv=None) -> int:
             ("reverse", args.reverse, tgt, src, f"{tgt}{src}", f"{tgt.title()}->{src.title()}", True)]
     directions, dumps, all_rows, tests, ff, models, held = {}, {}, {}, {}, {}, [], {}
     for role, model_dir, s, t, key, label, swap in plan:
-        if not os.path.exists(os.path.join(model_dir, "model.pt")):
-            print(f"rwth_experiment: no {model_dir}/model.pt: {label} left out", file=sys.stderr)
+        if not any(os.path.exists(os.path.join(model_dir, f)) for f in ("model.safetensors", "model.pt")):
+            print(f"rwth_experiment: no model in {model_dir}: {label} left out", file=sys.stderr)
             continue
         print(f"[{label}] forced alignment of {len(pairs)} sentences with {model_dir}", file=sys.stderr, flush=True)
         sent = [(b, a) for a, b in pairs] if swap else pairs

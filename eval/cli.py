@@ -37,12 +37,16 @@ def _count(text: str) -> int:
     return n
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="align-eval", description="Score word alignments against gold: AER, precision, recall, F1 "
-        "(corpus level). Links are read 0-based (src, tgt) after the format's index base and any --reverse.")
-    p.add_argument("gold", help="gold alignment file (talp by default: i-j sure, ipj possible, 1-based); - for stdin")
-    p.add_argument("hyps", nargs="+", metavar="HYP", help="hypothesis files (pharaoh, 0-based, by default); - for stdin")
+def parse_flags(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace | int:
+    """The parsed flags, or the exit status argparse ended with: 0 after --help, 2 for a usage error."""
+    try:
+        return parser.parse_args(argv)
+    except SystemExit as e:
+        return 0 if e.code in (0, None) else 2
+
+
+def add_format_args(p: argparse.ArgumentParser) -> None:
+    """The gold and hypothesis file-format flags that align-eval and align-view share."""
     p.add_argument("--gold-format", choices=FORMATS, default="talp")
     p.add_argument("--gold-base", type=int, choices=(0, 1), help="index base of the gold (default: the format's)")
     p.add_argument("--hyp-format", choices=FORMATS, default="pharaoh")
@@ -50,6 +54,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reverse-gold", action="store_true", help="the gold file is target first")
     p.add_argument("--reverse-hyp", action="store_true", help="the hypothesis files are target first")
     p.add_argument("--all-sure", action="store_true", help="count possible gold links as sure")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="align-eval", description="Score word alignments against gold: AER, precision, recall, F1 "
+        "(corpus level). Links are read 0-based (src, tgt) after the format's index base and any --reverse.")
+    p.add_argument("gold", help="gold alignment file (talp by default: i-j sure, ipj possible, 1-based); - for stdin")
+    p.add_argument("hyps", nargs="+", metavar="HYP", help="hypothesis files (pharaoh, 0-based, by default); - for stdin")
+    add_format_args(p)
     p.add_argument("--text", help="'src ||| tgt' file: check that every link lies inside its sentence")
     p.add_argument("--naacl-ids", help="WPT text file ('<s snum=N>') or one number per line: the sentence "
                    "number of each line, for naacl files (default 1..max)")
@@ -253,10 +266,9 @@ def plot_heatmap(results: list[dict], path: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point of ``align-eval``."""
     parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 0) if e.code in (0, None) else 2
+    args = parse_flags(parser, argv)
+    if isinstance(args, int):
+        return args
     if sum(h == "-" for h in [args.gold, *args.hyps, args.text, args.naacl_ids]) > 1:
         parser.print_usage(sys.stderr)
         print("align-eval: error: stdin (-) can be read once", file=sys.stderr)

@@ -30,12 +30,12 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from align.links.formats import (FORMATS, AlignmentFormatError, LineCountError, check_links_in_range, read_alignments,
+from align.links.formats import (AlignmentFormatError, LineCountError, check_links_in_range, read_alignments,
                            read_text_pairs, write_text_atomic)
 from align.links.alignments import Alignments
 from align.links.softscores import SUFFIX as SCORES_SUFFIX, iter_scores
 
-from .cli import _read_ids, signature
+from .cli import _read_ids, add_format_args, parse_flags, signature
 from .metrics import count_matches, rates, score_counts
 
 TEMPLATE = "view_template.html"
@@ -213,13 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="hypothesis files (pharaoh, 0-based, by default); NAME defaults to the file name "
                    "without .align")
     p.add_argument("--gold", help="gold alignment file (talp by default: i-j sure, ipj possible, 1-based)")
-    p.add_argument("--gold-format", choices=FORMATS, default="talp")
-    p.add_argument("--gold-base", type=int, choices=(0, 1), help="index base of the gold (default: the format's)")
-    p.add_argument("--hyp-format", choices=FORMATS, default="pharaoh")
-    p.add_argument("--hyp-base", type=int, choices=(0, 1), help="index base of the hypotheses (default: the format's)")
-    p.add_argument("--reverse-gold", action="store_true", help="the gold file is target first")
-    p.add_argument("--reverse-hyp", action="store_true", help="the hypothesis files are target first")
-    p.add_argument("--all-sure", action="store_true", help="count possible gold links as sure")
+    add_format_args(p)
     p.add_argument("--naacl-ids", help="WPT text file ('<s snum=N>') or one number per line: the sentence number "
                    "of each line, for naacl files (default 1..number of text lines)")
     p.add_argument("--scores", action="append", default=[], metavar="[NAME=]PATH",
@@ -310,10 +304,9 @@ def load(args: argparse.Namespace) -> tuple[str, dict]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point of ``align-view``."""
     parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 0) if e.code in (0, None) else 2
+    args = parse_flags(parser, argv)
+    if isinstance(args, int):
+        return args
     try:
         page, summary = load(args)
     except UsageError as e:

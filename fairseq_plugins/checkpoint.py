@@ -280,8 +280,12 @@ def save_safe(checkpoint: Mapping | str | os.PathLike, out_dir: str | os.PathLik
 
 
 def _write_json(path: str, obj: Any) -> None:
+    _write_text(path, json.dumps(obj, indent=1, sort_keys=True) + "\n")
+
+
+def _write_text(path: str, text: str) -> None:
     with open(path, "w", encoding="utf-8") as f:
-        f.write(json.dumps(obj, indent=1, sort_keys=True) + "\n")
+        f.write(text)
 
 
 def _write_atomic(path: str, write: Callable[[str], Any]) -> None:
@@ -392,6 +396,39 @@ def install_safe_loader() -> None:
         return
     _safe_load_checkpoint_to_cpu._norm_align_safe = True  # type: ignore[attr-defined]
     checkpoint_utils.load_checkpoint_to_cpu = _safe_load_checkpoint_to_cpu
+
+
+def cache_dir() -> str:
+    """Where derived files go (never committed): ``NORM_ALIGN_CACHE``, else ``XDG_CACHE_HOME/norm-align``,
+    else ``~/.cache/norm-align``."""
+    env = os.environ
+    return env.get("NORM_ALIGN_CACHE") or os.path.join(env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                                                        "norm-align")
+
+
+def fairseq_checkpoint(model: str | os.PathLike) -> str:
+    """A ``.pt`` file fairseq itself can read, for a model shipped once as safetensors: a ``.pt`` as
+    given (or a folder's ``model.pt``); otherwise one written on first use from ``model.safetensors``
+    + ``model_config.json`` into :func:`cache_dir`, named by the sha256 of both and verified by the
+    sha256 of the ``.pt`` it wrote (rewritten when it does not match). For ``fairseq-train
+    --restore-file`` and tools without the plugin; the plugin and align-extract take the folder."""
+    from align.extraction.signature import file_digest, files_digest
+
+    path = resolve_model_path(model)
+    if not is_safe_format(path):
+        return path
+    source = files_digest([path, _config_path(path)])
+    folder = os.path.join(cache_dir(), "fairseq", source[:32])
+    pt, check = os.path.join(folder, "model.pt"), os.path.join(folder, "model.pt.sha256")
+    if os.path.isfile(pt) and os.path.isfile(check):
+        with open(check) as f:
+            if f.read().strip() == file_digest(pt):
+                return pt
+    os.makedirs(folder, exist_ok=True)
+    state = load_safe(path)
+    _write_atomic(pt, lambda tmp: torch.save(state, tmp))
+    _write_atomic(check, lambda tmp: _write_text(tmp, file_digest(pt) + "\n"))
+    return pt
 
 
 def resolve_model_path(path: str | os.PathLike) -> str:

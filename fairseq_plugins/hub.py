@@ -1,7 +1,7 @@
 """Python API for fairseq models: load a checkpoint with its SentencePiece model and align raw
 sentence pairs in memory, without binarizing data (the engine is :class:`align.extraction.aligner.Aligner`).
 
->>> aligner = NormAligner.from_checkpoint("data/models/enfr/model.pt")
+>>> aligner = NormAligner.from_checkpoint("data/models/enfr")
 >>> out = aligner.align(["mr. speaker , i thank the minister ."],
 ...                     ["monsieur le président , je remercie le ministre ."], methods=["norm"], layers=[0])
 >>> out[("norm", 0, "awi")][0]  # (source word, target word), 0-based

@@ -22,7 +22,7 @@ def align_pairs(model_dir: str, pairs: list, methods: list[str], batch_size: int
     and AWI, per-head methods one file per head: {dump file name: links (src, tgt)}. The same
     engine as ``align-extract`` and the plugin (imported here only when called); ``device`` places the
     model (default CPU), scores stay float32."""
-    aligner = NormAligner.from_checkpoint(os.path.join(model_dir, "model.pt"), device=device)
+    aligner = NormAligner.from_checkpoint(model_dir, device=device)
     spec = aligner.spec(methods, None, ("awo", "awi"))
     return {name: Alignments.from_lists(links)
             for name, links in aligner.dump(pairs, spec, batch_size, progress).items()}
@@ -54,7 +54,7 @@ def binarize(model_dir: str, pairs, src: str, tgt: str, work: str) -> str:
 def generate_command(model_dir: str, data: str, src: str, tgt: str, dump: str, batch_size: int, methods: str,
                      text: str | None = None) -> list[str]:
     """The fairseq-generate command of a forced-alignment dump with the plugin."""
-    cmd = [sys.executable, "-m", "fairseq_cli.generate", data, "--path", os.path.join(model_dir, "model.pt"),
+    cmd = [sys.executable, "-m", "fairseq_cli.generate", data, "--path", model_dir,
            "--user-dir", os.path.join(ROOT, "fairseq_plugins"), "--task", "translation_norm_align",
            "--source-lang", src, "--target-lang", tgt, "--gen-subset", "test", "--score-reference",
            "--print-alignment", "--alignment-method", "norm", "--alignment-shift", "awi",

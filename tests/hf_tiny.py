@@ -1,6 +1,11 @@
 """Helpers for tests on tiny random Hugging Face models built in code (no download)."""
 
+import json
+import os
+
 import torch
+
+ENFR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "models", "enfr")
 
 
 def randomize(model, seed: int, std: float = 0.3) -> None:
@@ -15,3 +20,19 @@ def randomize(model, seed: int, std: float = 0.3) -> None:
                 p.copy_((1.0 if name.endswith("weight") else 0.0) + 0.1 * torch.randn(p.shape, generator=g))
             else:
                 p.copy_(std * torch.randn(p.shape, generator=g))
+
+
+def marian_tokenizer(folder: str):
+    """Our En-Fr SentencePiece model with the fairseq dictionary's ids (as hf_plugins.convert writes it)."""
+    import transformers
+
+    symbols = ["<s>", "<pad>", "</s>", "<unk>"]
+    with open(os.path.join(ENFR, "dict.en.txt"), encoding="utf-8") as f:
+        symbols += [line.rstrip("\n").rsplit(" ", 1)[0] for line in f]
+    vocab = os.path.join(folder, "vocab.json")
+    with open(vocab, "w", encoding="utf-8") as f:
+        json.dump({s: i for i, s in enumerate(symbols)}, f, ensure_ascii=False)
+    spm = os.path.join(ENFR, "spm.model")
+    tok = transformers.MarianTokenizer(source_spm=spm, target_spm=spm, vocab=vocab)
+    os.remove(vocab)
+    return tok

@@ -70,32 +70,30 @@ class _Grower:
                 self.add(link)
 
 
-def grow_diag(forward: Iterable[tuple[int, int]], reverse: Iterable[tuple[int, int]]) -> Links:
-    """atools ``grow-diag``."""
+def _grow(forward: Iterable[tuple[int, int]], reverse: Iterable[tuple[int, int]], final: str | None) -> Links:
+    """grow-diag, then (``final`` naming the _Grower predicate) the final step over forward, then reverse."""
     f, r = set(forward), set(reverse)
     g = _Grower(f, r)
     g.grow_diag(f | r)
+    if final is not None:
+        for links in (f, r):
+            g.final(links, getattr(g, final))
     return sorted(g.res)
+
+
+def grow_diag(forward: Iterable[tuple[int, int]], reverse: Iterable[tuple[int, int]]) -> Links:
+    """atools ``grow-diag``."""
+    return _grow(forward, reverse, None)
 
 
 def grow_diag_final(forward: Iterable[tuple[int, int]], reverse: Iterable[tuple[int, int]]) -> Links:
-    """atools ``grow-diag-final``."""
-    f, r = set(forward), set(reverse)
-    g = _Grower(f, r)
-    g.grow_diag(f | r)
-    g.final(f, g.one_or_both_unaligned)
-    g.final(r, g.one_or_both_unaligned)
-    return sorted(g.res)
+    """atools ``grow-diag-final``: unaligned-word links of either direction added after growing."""
+    return _grow(forward, reverse, "one_or_both_unaligned")
 
 
 def grow_diag_final_and(forward: Iterable[tuple[int, int]], reverse: Iterable[tuple[int, int]]) -> Links:
-    """atools ``grow-diag-final-and``."""
-    f, r = set(forward), set(reverse)
-    g = _Grower(f, r)
-    g.grow_diag(f | r)
-    g.final(f, g.neither_aligned)
-    g.final(r, g.neither_aligned)
-    return sorted(g.res)
+    """atools ``grow-diag-final-and``: as grow-diag-final, but only links whose words are both unaligned."""
+    return _grow(forward, reverse, "neither_aligned")
 
 
 SYMMETRIZERS: dict[str, Callable[[Iterable, Iterable], Links]] = {

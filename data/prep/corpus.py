@@ -74,3 +74,14 @@ def _named_pairs(shared: str) -> list[tuple[str, tuple[str, str]]]:
             pairs += [(name, p) for p in zip(a, b)]
     out = [(name, (tokenize(d), tokenize(e))) for name, (d, e) in pairs]
     return [(name, (d, e)) for name, (d, e) in out if d and e]
+
+
+def write_sides(out: str, subsets: list[tuple[str, list[tuple[str, str]]]], sides: tuple[str, str]) -> None:
+    """``OUT{suffix}.{side}`` for each ``(suffix, pairs)``: one sentence per line, each side its own file
+    (the form fairseq's preprocessing reads), written atomically; OUT's folder is created."""
+    from align.links.formats import write_text_atomic
+
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    for suffix, pairs in subsets:
+        for k, side in enumerate(sides):
+            write_text_atomic(f"{out}{suffix}.{side}", "".join(p[k] + "\n" for p in pairs))

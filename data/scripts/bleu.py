@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as work:
         data = binarize(args.model_dir, pairs, args.src, args.tgt, work)
         # --user-dir only for the plugin's safe checkpoint loader; the task stays fairseq's translation
-        cmd = [sys.executable, "-m", "fairseq_cli.generate", data, "--path", os.path.join(args.model_dir, "model.pt"),
+        cmd = [sys.executable, "-m", "fairseq_cli.generate", data, "--path", args.model_dir,
                "--user-dir", os.path.join(ROOT, "fairseq_plugins"),
                "--source-lang", args.src, "--target-lang", args.tgt, "--gen-subset", "test", "--beam", str(args.beam),
                "--batch-size", "64", "--post-process", "sentencepiece", "--required-batch-size-multiple", "1",

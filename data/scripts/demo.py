@@ -119,7 +119,7 @@ def plot_example(model_dir: str, pairs, gold, layer: int, path: str, index: int 
 
     # the first sentence with 8 to 14 words on each side, for a readable picture
     index = next((i for i, (s, t) in enumerate(pairs) if 8 <= len(s) <= 14 and 8 <= len(t) <= 14), index)
-    aligner = NormAligner.from_checkpoint(os.path.join(model_dir, "model.pt"))
+    aligner = NormAligner.from_checkpoint(model_dir)
     src = [w.lower() for w in pairs[index][0]]
     tgt = [w.lower() for w in pairs[index][1]]
     panels = {f"{m} {sh.upper()} layer {layer}": aligner.score_matrix(src, tgt, m, layer, sh)

@@ -15,24 +15,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 from align.links.formats import write_text_atomic  # noqa: E402
+from data.prep.corpus import write_sides  # noqa: E402
 from data.prep.hansards import HELD_OUT_TEST, HELD_OUT_VALID, MAX_RATIO, MAX_WORDS, collect  # noqa: E402
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("shared", help="the shared data folder (../shared/data)")
+    ap.add_argument("out", help="prefix of the files to write: OUT.{en,fr}, OUT.valid.*, OUT.test.*, OUT.json")
+    args = ap.parse_args(argv)
     try:
-        corpus = collect(argv[0])
+        corpus = collect(args.shared)
     except (OSError, ValueError) as e:
         print(f"enfr_corpus: {e}", file=sys.stderr)
         return 1
-    out = argv[1]
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    for suffix, pairs in (("", corpus.train), (".valid", corpus.valid), (".test", corpus.test)):
-        for side, k in (("en", 0), ("fr", 1)):
-            write_text_atomic(f"{out}{suffix}.{side}", "".join(p[k] + "\n" for p in pairs))
+    out = args.out
+    write_sides(out, [("", corpus.train), (".valid", corpus.valid), (".test", corpus.test)], ("en", "fr"))
     meta = {"train_pairs": len(corpus.train), "valid_pairs": len(corpus.valid), "test_pairs": len(corpus.test),
             "pairs_per_set": corpus.sets, "dropped": corpus.dropped, "max_ratio": MAX_RATIO,
             "max_words": MAX_WORDS, "held_out": f"last {HELD_OUT_VALID}+{HELD_OUT_TEST} Hansard pairs"}

@@ -22,7 +22,11 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
-from fairseq_plugins.checkpoint import CheckpointError, load_checkpoint, save_safe  # noqa: E402
+from fairseq_plugins.checkpoint import CheckpointError, load_checkpoint, read_state, save_safe  # noqa: E402
+
+# What data/scripts/prepare.py does to the text (recorded in model_config.json; every entry point applies it)
+PREPROCESSING = {"lowercase": True, "note": "trained on lowercased, word-tokenized text (data/README.md); "
+                 "align-extract, the Python API and the plugin lowercase the input; tokenization stays the user's"}
 
 
 def main(argv=None) -> int:
@@ -41,7 +45,7 @@ def main(argv=None) -> int:
     ckpt, work, out, src, tgt = argv
     try:
         state = load_checkpoint(ckpt)  # our own training's checkpoint, yet read without running code all the same
-        prev = load_checkpoint(prev_path) if prev_path else None
+        prev = read_state(prev_path) if prev_path else None  # a shipped folder (safetensors) or a .pt
     except (CheckpointError, OSError) as e:
         print(f"export_model: {e}", file=sys.stderr)
         return 1
@@ -105,7 +109,7 @@ def main(argv=None) -> int:
         if hasattr(keep["cfg"].get("model"), "restore_file"):
             keep["cfg"]["model"].restore_file = "checkpoint_last.pt"
     torch.save(keep, os.path.join(out, "model.pt"))
-    save_safe(keep, out)
+    save_safe(keep, out, preprocessing=PREPROCESSING)
     for name in (f"dict.{src}.txt", f"dict.{tgt}.txt"):
         shutil.copy(os.path.join(work, "bin", name), os.path.join(out, name))
     shutil.copy(os.path.join(work, "spm.model"), os.path.join(out, "spm.model"))

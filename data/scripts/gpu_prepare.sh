@@ -33,7 +33,7 @@ if [ -n "$(git status --porcelain data/models 2>/dev/null)" ]; then
 fi
 [ -f "$SHARED/gold/deen_rwth/deen.gold" ] || { echo "gpu_prepare: no $SHARED/gold/deen_rwth/deen.gold (set SHARED)" >&2; exit 1; }
 if [ ! -f work/deen/bin/train.de-en.de.bin ]; then  # the shipped model's vocabulary, no training
-  RESUME=data/models/deen/model.pt PREPARE_ONLY=1 bash data/scripts/make_models.sh deen
+  RESUME=data/models/deen PREPARE_ONLY=1 bash data/scripts/make_models.sh deen
 fi
 [ -f work/deen_corpus.txt.flores101-devtest.de ] || python data/scripts/deen_corpus.py "$SHARED" work/deen_corpus.txt
 rm -rf .gpu; mkdir -p .gpu/whl .gpu/data .gpu/gold .gpu/flores
@@ -68,7 +68,7 @@ cp work/deen/spm.model .gpu/data/spm.model
 cp "$SHARED"/gold/deen_rwth/deen.src-tgt "$SHARED"/gold/deen_rwth/deen.gold .gpu/gold/
 cp work/deen_corpus.txt.flores101-devtest.de work/deen_corpus.txt.flores101-devtest.en .gpu/flores/
 # the shipped 3+3 weights, for their continuation on the GPU beside the paper's setting (fp16 already: 19 MB each)
-for n in deen ende; do mkdir -p .gpu/init/$n; cp data/models/$n/model.pt .gpu/init/$n/; done
+for n in deen ende; do mkdir -p .gpu/init/$n; cp "$(python data/scripts/fairseq_pt.py data/models/$n)" .gpu/init/$n/model.pt; done
 mkdir -p "$aside"
 for f in data/models/*/model.pt data/models/*/model.safetensors; do
   [ -f "$f" ] || continue

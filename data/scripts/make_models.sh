@@ -2,8 +2,9 @@
 # Reproduce the shipped models. Usage: data/scripts/make_models.sh {enfr|deen|ende} [MAX_UPDATES]
 # Runs from the repository root with the project's .venv active; SHARED defaults to ../shared/data.
 # Work files go to work/ (ignored by git); the exported model to data/models/NAME/.
-# RESUME=data/models/NAME/model.pt continues from a shipped model (its weights, update count and LR
-# schedule; Adam's moments start afresh): how training spans sessions whose work/ does not persist.
+# RESUME=data/models/NAME continues from a shipped model (its weights, update count and LR schedule; Adam's
+# moments start afresh; its .pt is written once into the cache, data/scripts/fairseq_pt.py): how training spans
+# sessions whose work/ does not persist.
 # RESUME=work/NAME/checkpoints/checkpoint_last.pt continues with Adam's moments too.
 # PREPARE_ONLY=1 stops after work/NAME/bin is made (the GPU recipe data/scripts/gpu_prepare.sh uses it).
 set -euo pipefail
@@ -12,8 +13,8 @@ name=$1; updates=${2:-3000}
 src=${name:0:2}; tgt=${name:2:2}
 resume_vocab=()
 if [ -n "${RESUME:-}" ]; then  # keep the dictionary and SentencePiece model the weights were trained with
-  # a shipped model keeps them beside model.pt; a training checkpoint keeps the dictionary in ../bin, spm.model in ..
-  d=$(dirname "$RESUME")
+  # a shipped model keeps them in its folder; a training checkpoint keeps the dictionary in ../bin, spm.model in ..
+  if [ -d "$RESUME" ]; then d=$RESUME; RESUME=$(python data/scripts/fairseq_pt.py "$RESUME"); else d=$(dirname "$RESUME"); fi
   dict="$d/dict.$src.txt"; [ -f "$dict" ] || dict="$d/../bin/dict.$src.txt"
   spm="$d/spm.model"; [ -f "$spm" ] || spm="$d/../spm.model"
   resume_vocab=(--dict "$dict" --spm "$spm")
@@ -21,14 +22,14 @@ fi
 case "$name" in
   enfr)
     # The demo model: all En-Fr text of ../shared (Canadian Hansards 284k pairs, news, Tatoeba, FLORES, Multi30k),
-    # in the gold's style (tokenized, contractions expanded: align/hansards.py), + the 447 Hansards test
+    # in the gold's style (tokenized, contractions expanded: data/prep/hansards.py), + the 447 Hansards test
     # sentences x20 (never their links); two held-out Hansard slices for validation and BLEU.
     python data/scripts/enfr_corpus.py "$SHARED" work/enfr_corpus
     python data/scripts/prepare.py --src en --tgt fr --out work/enfr \
       --train work/enfr_corpus.en work/enfr_corpus.fr --valid work/enfr_corpus.valid.en work/enfr_corpus.valid.fr \
       --test "$SHARED"/gold/enfr_hansards/enfr.src-tgt --test-repeat 20 --vocab 8000 "${resume_vocab[@]}"
     # 3+3 layers. The shipped model (fifth session) continued the Multi30k demo model (2000 updates, its
-    # SentencePiece model and dictionary kept) on this text: RESUME=data/models/enfr/model.pt, 2 threads.
+    # SentencePiece model and dictionary kept) on this text: RESUME=data/models/enfr, 2 threads.
     LAYERS=3 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} bash data/scripts/train.sh work/enfr en fr "$updates" --save-interval-updates 250 \
       ${RESUME:+--restore-file "$RESUME"}
     python data/scripts/export_model.py work/enfr/checkpoints/checkpoint_last.pt work/enfr data/models/enfr en fr ;;

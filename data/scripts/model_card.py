@@ -78,10 +78,10 @@ def distinct_parameters(model: dict, share_all: bool, share_decoder_io: bool) ->
 
 
 def checkpoint_facts(path: str) -> dict:
-    """Architecture and update count stored in the exported checkpoint."""
-    from fairseq_plugins.checkpoint import load_checkpoint
+    """Architecture and update count stored in the exported model (a folder, safetensors or .pt)."""
+    from fairseq_plugins.checkpoint import read_state, resolve_model_path
 
-    state = load_checkpoint(path)
+    state = read_state(path)
     m = state["cfg"]["model"]
     get = (lambda k: getattr(m, k, None)) if not isinstance(m, dict) else m.get
     hist = state.get("optimizer_history") or [{}]
@@ -94,7 +94,7 @@ def checkpoint_facts(path: str) -> dict:
             "dropout": get("dropout"), "updates": hist[-1].get("num_updates"), "parameters": params,
             "shared": bool(get("share_all_embeddings")), "dtypes": "/".join(dtypes),
             "optimizer_state": bool((state.get("last_optimizer_state") or {}).get("state")),  # Adam moments
-            "size_mb": round(os.path.getsize(path) / 1e6, 1)}
+            "size_mb": round(os.path.getsize(resolve_model_path(path)) / 1e6, 1)}
 
 
 def aer_lines(results_path: str, direction: str | None = None) -> list[str]:
@@ -143,7 +143,7 @@ def main(argv=None) -> int:
 
     with open(os.path.join(args.work, "prepare.json")) as f:
         prep = json.load(f)
-    ck = checkpoint_facts(os.path.join(args.model_dir, "model.pt"))
+    ck = checkpoint_facts(args.model_dir)
     runs = [log_facts(p) for p in args.log]
     lg = runs[-1]
     wall = sum(r.get("wall_s", 0) for r in runs)

@@ -34,14 +34,17 @@ def mismatches(a: dict, b: dict) -> list[str]:
 def convert(src: str, out: str, trust: bool = False) -> list[str]:
     """Write ``out``/model.safetensors and model_config.json from ``src`` (a .pt or a folder holding model.pt),
     copy a folder's dictionaries, spm.model and card; returns the paths written."""
-    from fairseq_plugins.checkpoint import CheckpointError, load_checkpoint, load_safe, read_preprocessing, save_safe
+    from fairseq_plugins.checkpoint import (CheckpointError, fairseq_checkpoint, load_checkpoint, load_safe,
+                                            read_preprocessing, save_safe)
 
     folder = src if os.path.isdir(src) else None
     pt = os.path.join(src, "model.pt") if folder else src
+    if folder and not os.path.isfile(pt) and os.path.isfile(os.path.join(src, "model.safetensors")):
+        pt = fairseq_checkpoint(src)  # a shipped folder (safetensors only): its cached .pt, re-exported
     if not os.path.isfile(pt):
         raise FileNotFoundError(f"{pt}: no such checkpoint")
     state = load_checkpoint(pt, trust=trust)
-    weights = save_safe(state, out, preprocessing=read_preprocessing(pt))
+    weights = save_safe(state, out, preprocessing=read_preprocessing(folder or pt))
     bad = mismatches(state["model"], load_safe(out)["model"])
     if bad:
         raise CheckpointError(f"{weights}: read back differs from {pt} at {', '.join(bad[:5])}")

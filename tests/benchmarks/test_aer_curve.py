@@ -51,10 +51,10 @@ def test_model_dir_for_names_the_missing_file(curve, tmp_path):
         curve.model_dir_for("ckpt.pt", str(tmp_path), "en", "fr", str(tmp_path))
 
 
-@pytest.mark.skipif(not os.path.exists(os.path.join(MODEL, "model.pt")), reason="shipped En-Fr model absent")
+@pytest.mark.skipif(not os.path.exists(os.path.join(MODEL, "model.safetensors")), reason="shipped En-Fr model absent")
 def test_whole_run_on_the_shipped_model(curve, tmp_path, capsys):
     out = str(tmp_path / "curve")
-    args = [os.path.join(MODEL, "model.pt"), "--vocab", MODEL, "--src", "en", "--tgt", "fr",
+    args = [MODEL, "--vocab", MODEL, "--src", "en", "--tgt", "fr",
             "--gold-dir", GOLD, "--pair", "enfr", "--limit", "8", "--out", out, "--methods", "attn,norm"]
     assert curve.main(args) == 0
     with open(out + ".json") as f:

@@ -109,7 +109,7 @@ def test_others_reads_and_swaps(exp, tmp_path):
     assert len(rows) == len(exp.OTHERS) and all(r["aer"] == 0.0 for r in rows)
 
 
-@pytest.mark.skipif(not os.path.exists(os.path.join(MODEL, "model.pt")), reason="shipped En-Fr model not present")
+@pytest.mark.skipif(not os.path.exists(os.path.join(MODEL, "model.safetensors")), reason="shipped En-Fr model not present")
 def test_whole_run_on_the_shipped_model(exp, tmp_path):
     pytest.importorskip("fairseq")
     out = tmp_path / "res"

@@ -10,7 +10,7 @@ from align.links.formats import new_file_mode
 pytest.importorskip("fairseq")
 pytestmark = pytest.mark.fairseq
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODEL = os.path.join(ROOT, "data", "models", "enfr", "model.pt")
+MODEL = os.path.join(ROOT, "data", "models", "enfr")
 
 
 @pytest.fixture(scope="module")

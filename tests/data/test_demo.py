@@ -8,7 +8,7 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODEL = os.path.join(ROOT, "data", "models", "enfr", "model.pt")
+MODEL = os.path.join(ROOT, "data", "models", "enfr", "model.safetensors")
 
 # AER (%) measured with `./run demo` on data/models/enfr (3+3 layers, 7500 updates, the last 5500 on
 # in-domain Hansard text; see its MODEL_CARD.md).
@@ -25,7 +25,7 @@ RECORDED = {
 }
 
 
-@pytest.mark.skipif(not os.path.exists(MODEL), reason="shipped model data/models/enfr/model.pt not present")
+@pytest.mark.skipif(not os.path.exists(MODEL), reason="shipped model data/models/enfr not present")
 def test_demo_runs_and_gives_the_recorded_figures(tmp_path, capsys):
     pytest.importorskip("fairseq")
     sys.path.insert(0, os.path.join(ROOT, "data", "scripts"))

@@ -42,7 +42,7 @@ def test_aer_lines_pick_each_methods_best_layer(tmp_path):
 
 def test_checkpoint_facts_read_from_the_shipped_model():
     pytest.importorskip("fairseq")
-    f = model_card.checkpoint_facts(os.path.join(ROOT, "data", "models", "enfr", "model.pt"))
+    f = model_card.checkpoint_facts(os.path.join(ROOT, "data", "models", "enfr"))
     # what export_model.py writes: fp16 weights, no Adam moments; the recipe shares all embeddings
     assert (f["shared"], f["dtypes"], f["optimizer_state"]) == (True, "float16", False)
     assert (f["encoder_layers"], f["decoder_layers"], f["d_model"], f["heads"]) == (3, 3, 256, 4)
@@ -50,8 +50,8 @@ def test_checkpoint_facts_read_from_the_shipped_model():
     # encoder layer: attention 4 x (256*256 + 256) = 263,168; FF 256*1024 + 1024 + 1024*256 + 256 = 525,568;
     # 2 LayerNorms 1,024 -> 789,760. Decoder layer: 2 attentions 526,336 + FF 525,568 + 3 LayerNorms 1,536
     # -> 1,053,440. 3 + 3 layers: 2,369,280 + 3,160,320 = 5,529,600; plus the one shared embedding matrix.
-    from fairseq_plugins.checkpoint import load_checkpoint
+    from fairseq_plugins.checkpoint import read_state
 
-    rows = load_checkpoint(os.path.join(ROOT, "data", "models", "enfr", "model.pt"))["model"][
+    rows = read_state(os.path.join(ROOT, "data", "models", "enfr"))["model"][
         "encoder.embed_tokens.weight"].shape[0]
     assert f["parameters"] == rows * 256 + 5_529_600

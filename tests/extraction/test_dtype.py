@@ -19,7 +19,7 @@ from fairseq_plugins.hub import NormAligner  # noqa: E402
 pytestmark = [pytest.mark.fairseq, pytest.mark.usefixtures("one_torch_thread")]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CHECKPOINT = os.path.join(ROOT, "data", "models", "enfr", "model.pt")
+CHECKPOINT = os.path.join(ROOT, "data", "models", "enfr")
 HANSARDS = os.path.join(ROOT, "data", "gold", "enfr_hansards", "enfr.src-tgt")
 LINK_METHODS = ["attn", "norm", "attn-res-ln", "alti"]
 N_SENTENCES = 30

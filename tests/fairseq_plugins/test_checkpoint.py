@@ -25,8 +25,15 @@ pytestmark = pytest.mark.fairseq
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENFR = os.path.join(ROOT, "data", "models", "enfr")
-SHIPPED = sorted(glob.glob(os.path.join(ROOT, "data", "models", "*", "model.pt")))
-needs_enfr = pytest.mark.skipif(not os.path.exists(os.path.join(ENFR, "model.pt")), reason="shipped En-Fr model absent")
+# models are shipped once, as safetensors; fairseq's .pt is written into the cache on first use
+SHIPPED = sorted(os.path.dirname(p) for p in glob.glob(os.path.join(ROOT, "data", "models", "*", "model.safetensors")))
+needs_enfr = pytest.mark.skipif(not os.path.exists(os.path.join(ENFR, "model.safetensors")),
+                                reason="shipped En-Fr model absent")
+
+
+def enfr_pt() -> str:
+    """The shipped En-Fr model as the .pt fairseq reads (ck.fairseq_checkpoint: cached, verified)."""
+    return ck.fairseq_checkpoint(ENFR)
 sys.path.insert(0, os.path.join(ROOT, "data", "scripts"))
 
 
@@ -56,7 +63,7 @@ PAYLOADS = [(OpensFile, f"{open.__module__}.open"), (RunsShell, f"{os.system.__m
 def crafted(tmp_path, payload, with_model: bool = False) -> tuple[str, str]:
     """A checkpoint holding ``payload`` (optionally beside the En-Fr model's real content); the marker path."""
     marker = str(tmp_path / "pwned")
-    state = ck.load_checkpoint(os.path.join(ENFR, "model.pt")) if with_model else {"model": {}}
+    state = ck.load_checkpoint(enfr_pt()) if with_model else {"model": {}}
     state["extra"] = payload(marker)
     path = str(tmp_path / "crafted.pt")
     torch.save(state, path)
@@ -119,13 +126,31 @@ def test_damaged_file_is_a_checkpoint_error(tmp_path):
 
 
 @pytest.mark.skipif(not SHIPPED, reason="no shipped models")
-@pytest.mark.parametrize("path", SHIPPED, ids=[os.path.basename(os.path.dirname(p)) for p in SHIPPED])
-def test_every_shipped_model_loads_safely(path):
+@pytest.mark.parametrize("folder", SHIPPED, ids=[os.path.basename(p) for p in SHIPPED])
+def test_every_shipped_model_loads_safely(folder):
+    path = ck.fairseq_checkpoint(folder)
     before = torch.serialization.get_safe_globals()
     state = ck.load_checkpoint(path)
     assert torch.serialization.get_safe_globals() == before  # the allow-list was only for this load
     assert isinstance(state["cfg"]["model"], argparse.Namespace) and state["model"]
     assert same_state(state["model"], ck.load_checkpoint(path, trust=True)["model"])
+
+
+@needs_enfr
+def test_fairseq_checkpoint_is_written_once_into_the_cache_and_verified(tmp_path, monkeypatch):
+    monkeypatch.setenv("NORM_ALIGN_CACHE", str(tmp_path / "cache"))
+    pt = ck.fairseq_checkpoint(ENFR)
+    assert pt.startswith(str(tmp_path / "cache" / "fairseq")) and pt.endswith("model.pt")
+    assert same_state(ck.load_checkpoint(pt)["model"], ck.load_safe(ENFR)["model"])
+    stamp = os.stat(pt).st_mtime_ns
+    assert ck.fairseq_checkpoint(ENFR) == pt and os.stat(pt).st_mtime_ns == stamp  # found, not rewritten
+    with open(pt, "r+b") as f:  # a damaged cache file fails its sha256 and is written again
+        f.seek(1000)
+        f.write(b"\0" * 64)
+    assert ck.fairseq_checkpoint(ENFR) == pt
+    assert same_state(ck.load_checkpoint(pt)["model"], ck.load_safe(ENFR)["model"])
+    assert ck.fairseq_checkpoint(pt) == pt  # a .pt is taken as it is
+    assert not [n for n in os.listdir(os.path.dirname(pt)) if n not in ("model.pt", "model.pt.sha256")]
 
 
 def test_omegaconf_config_checkpoint_loads_safely(tmp_path):
@@ -173,7 +198,7 @@ def test_config_without_json_form_names_where():
 
 @needs_enfr
 def test_safetensors_round_trip_is_identical(tmp_path):
-    pt = os.path.join(ENFR, "model.pt")
+    pt = enfr_pt()
     weights = ck.save_safe(pt, tmp_path)
     assert weights == os.path.join(tmp_path, "model.safetensors")
     assert os.path.isfile(tmp_path / "model_config.json")
@@ -193,9 +218,9 @@ def test_safetensors_round_trip_is_identical(tmp_path):
 
 @needs_enfr
 def test_a_model_folder_resolves_to_its_weights(tmp_path):
-    assert same_state(ck.read_state(ENFR)["model"], ck.load_checkpoint(os.path.join(ENFR, "model.pt"))["model"])
-    shutil.copy(os.path.join(ENFR, "model.pt"), tmp_path)
-    ck.save_safe(os.path.join(ENFR, "model.pt"), tmp_path)
+    assert same_state(ck.read_state(ENFR)["model"], ck.load_checkpoint(enfr_pt())["model"])
+    shutil.copy(enfr_pt(), tmp_path)
+    ck.save_safe(enfr_pt(), tmp_path)
     assert ck.resolve_model_path(tmp_path) == os.path.join(tmp_path, "model.safetensors")  # no pickle preferred
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="neither model.safetensors nor model.pt"):
@@ -206,8 +231,8 @@ def test_a_model_folder_resolves_to_its_weights(tmp_path):
 def test_safetensors_model_gives_identical_outputs(tmp_path):
     from fairseq import checkpoint_utils
 
-    ck.save_safe(os.path.join(ENFR, "model.pt"), tmp_path)
-    pt_model, _, task = ck.load_model_and_task(ENFR + "/model.pt")
+    ck.save_safe(enfr_pt(), tmp_path)
+    pt_model, _, task = ck.load_model_and_task(enfr_pt(), data_dir=ENFR)
     st_model, cfg, _ = ck.load_model_and_task(tmp_path, data_dir=ENFR)
     # fairseq's own entry point, with a .safetensors path, through the installed loader
     (fs_model,), _, _ = checkpoint_utils.load_model_ensemble_and_task([str(tmp_path / "model.safetensors")],
@@ -248,55 +273,39 @@ def test_export_writes_a_safely_loadable_model(tmp_path):
 
     work = _export_workdir(tmp_path)
     out = tmp_path / "out"
-    assert export_model.main([os.path.join(ENFR, "model.pt"), str(work), str(out), "en", "fr"]) == 0
+    assert export_model.main([enfr_pt(), str(work), str(out), "en", "fr"]) == 0
     state = ck.load_checkpoint(out / "model.pt")
     assert same_state(state["model"], ck.load_safe(out)["model"])
     assert sorted(os.listdir(out)) == ["dict.en.txt", "dict.fr.txt", "model.pt", "model.safetensors",
                                        "model_config.json", "spm.model"]
 
 
+TIED = ["encoder.embed_tokens.weight", "decoder.embed_tokens.weight", "decoder.output_projection.weight"]
+
+
 @needs_enfr
-def test_export_keeps_tied_weights_one_tensor(tmp_path):
+@pytest.mark.parametrize("copies", [False, True])
+def test_export_writes_tied_weights_once(tmp_path, copies):
     import export_model
 
-    # a training checkpoint holds the shared embeddings as one tensor under three keys (fp32)
-    state = ck.load_checkpoint(os.path.join(ENFR, "model.pt"))
-    tied = ["encoder.embed_tokens.weight", "decoder.embed_tokens.weight", "decoder.output_projection.weight"]
-    one = state["model"][tied[0]].float()
-    for k in tied:
-        state["model"][k] = one
+    # a CPU training checkpoint holds the shared embeddings as one fp32 tensor under three keys; a GPU
+    # run's as three equal fp16 tensors (fairseq moves each key to the CPU on its own), which the export
+    # once wrote three times (35.5 MB instead of 19.2 for the De-En model)
+    state = ck.load_checkpoint(enfr_pt())
+    one = state["model"][TIED[0]].half() if copies else state["model"][TIED[0]].float()
+    for k in TIED:
+        state["model"][k] = one.clone() if copies else one
+    assert len({state["model"][k].data_ptr() for k in TIED}) == (3 if copies else 1)
     torch.save(state, tmp_path / "checkpoint_last.pt")
     work = _export_workdir(tmp_path)
     out = tmp_path / "out"
     assert export_model.main([str(tmp_path / "checkpoint_last.pt"), str(work), str(out), "en", "fr"]) == 0
     model = ck.load_checkpoint(out / "model.pt")["model"]
-    assert len({model[k].data_ptr() for k in tied}) == 1 and model[tied[0]].dtype == torch.float16
-    assert torch.equal(model[tied[2]], one.half())
-    # written once: the .pt is no bigger than the safetensors file (which dedupes) by more than its pickle
-    emb = one.numel() * 2
-    assert os.path.getsize(out / "model.pt") < os.path.getsize(out / "model.safetensors") + emb // 2
-
-
-@needs_enfr
-def test_export_ties_a_gpu_checkpoints_equal_copies(tmp_path):
-    import export_model
-
-    # a GPU run's checkpoint holds the shared embeddings as three equal tensors (fairseq moves each key to
-    # the CPU on its own); the export wrote all three (35.5 MB instead of 19.2 for the De-En model)
-    state = ck.load_checkpoint(os.path.join(ENFR, "model.pt"))
-    tied = ["encoder.embed_tokens.weight", "decoder.embed_tokens.weight", "decoder.output_projection.weight"]
-    one = state["model"][tied[0]].half()
-    for k in tied:
-        state["model"][k] = one.clone()
-    assert len({state["model"][k].data_ptr() for k in tied}) == 3
-    torch.save(state, tmp_path / "checkpoint_last.pt")
-    work = _export_workdir(tmp_path)
-    out = tmp_path / "out"
-    assert export_model.main([str(tmp_path / "checkpoint_last.pt"), str(work), str(out), "en", "fr"]) == 0
-    model = ck.load_checkpoint(out / "model.pt")["model"]
-    assert len({model[k].data_ptr() for k in tied}) == 1 and torch.equal(model[tied[1]], one)
+    assert len({model[k].data_ptr() for k in TIED}) == 1 and model[TIED[0]].dtype == torch.float16
+    assert torch.equal(model[TIED[2]], one.half())
     # every other tensor is the one it was, value for value
     assert all(torch.equal(model[k], v.half()) for k, v in state["model"].items() if v.is_floating_point())
+    # written once: the .pt is no bigger than the safetensors file (which dedupes) by more than its pickle
     assert os.path.getsize(out / "model.pt") < os.path.getsize(out / "model.safetensors") + one.numel()
 
 
@@ -306,9 +315,9 @@ def test_export_continues_counts_the_previous_updates(tmp_path, capsys):
 
     # a GPU continuation (fp16: FP16Optimizer, one flat parameter, its own update count from 0) of a
     # shipped CPU model (FairseqAdam, one parameter group entry per tensor)
-    prev = ck.load_checkpoint(os.path.join(ENFR, "model.pt"))
+    prev = ck.load_checkpoint(enfr_pt())
     before = prev["optimizer_history"][-1]
-    run = ck.load_checkpoint(os.path.join(ENFR, "model.pt"))
+    run = ck.load_checkpoint(enfr_pt())
     run["optimizer_history"] = [dict(before, optimizer_name="FP16Optimizer", num_updates=7)]
     run["last_optimizer_state"] = {"state": {}, "loss_scale": 64.0,
                                    "param_groups": [dict(prev["last_optimizer_state"]["param_groups"][0], params=[0])]}
@@ -316,7 +325,7 @@ def test_export_continues_counts_the_previous_updates(tmp_path, capsys):
     work = _export_workdir(tmp_path)
     out = tmp_path / "out"
     argv = [str(tmp_path / "checkpoint_last.pt"), str(work), str(out), "en", "fr"]
-    assert export_model.main(argv + ["--continues", os.path.join(ENFR, "model.pt")]) == 0
+    assert export_model.main(argv + ["--continues", enfr_pt()]) == 0
     assert f"{before['num_updates']} updates + 7 here = {before['num_updates'] + 7}" in capsys.readouterr().out
     state = ck.load_checkpoint(out / "model.pt")
     # fairseq resumes from the last record: the CPU optimizer's, at the sum; the GPU run's stays before it
@@ -329,7 +338,7 @@ def test_export_continues_counts_the_previous_updates(tmp_path, capsys):
     run["optimizer_history"] = [dict(before, num_updates=before["num_updates"] + 7)]
     torch.save(run, tmp_path / "resumed.pt")
     again = [str(tmp_path / "resumed.pt"), str(work), str(tmp_path / "out2"), "en", "fr",
-             "--continues", os.path.join(ENFR, "model.pt")]
+             "--continues", enfr_pt()]
     assert export_model.main(again) == 1
     assert "resumed" in capsys.readouterr().err and not os.path.exists(tmp_path / "out2")
     del prev["last_optimizer_state"]  # a model exported without its optimizer record cannot be continued from
@@ -345,7 +354,7 @@ def test_converter_cli(tmp_path, capsys):
     out = tmp_path / "out"
     assert to_safetensors.main([ENFR, str(out)]) == 0
     assert {"model.safetensors", "model_config.json", "dict.en.txt", "dict.fr.txt", "spm.model"} <= set(os.listdir(out))
-    assert same_state(ck.load_safe(out)["model"], ck.load_checkpoint(os.path.join(ENFR, "model.pt"))["model"])
+    assert same_state(ck.load_safe(out)["model"], ck.load_checkpoint(enfr_pt())["model"])
     assert to_safetensors.main([str(tmp_path / "missing"), str(out)]) == 1
     assert "no such checkpoint" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
@@ -382,7 +391,7 @@ def test_fairseq_generate_loads_safely(tmp_path):
                     "--testpref", str(raw / "test"), "--destdir", str(tmp_path / "bin"), "--workers", "1",
                     "--srcdict", os.path.join(ENFR, "dict.en.txt"), "--tgtdict", os.path.join(ENFR, "dict.fr.txt")],
                    check=True, capture_output=True, env=env)
-    ck.save_safe(os.path.join(ENFR, "model.pt"), tmp_path / "safe")
+    ck.save_safe(enfr_pt(), tmp_path / "safe")
     crafted_path, marker = crafted(tmp_path, OpensFile, with_model=True)
 
     def generate(path: str) -> subprocess.CompletedProcess:
@@ -392,7 +401,7 @@ def test_fairseq_generate_loads_safely(tmp_path):
                                "--print-alignment", "--batch-size", "8", "--required-batch-size-multiple", "1"],
                               capture_output=True, text=True, env=env)
 
-    runs = {p: generate(p) for p in (os.path.join(ENFR, "model.pt"), str(tmp_path / "safe"), crafted_path)}
+    runs = {p: generate(p) for p in (enfr_pt(), str(tmp_path / "safe"), crafted_path)}
     pt, safe, bad = runs.values()
     assert pt.returncode == 0, pt.stderr[-2000:]
     assert safe.returncode == 0, safe.stderr[-2000:]
@@ -404,12 +413,17 @@ def test_fairseq_generate_loads_safely(tmp_path):
 
 
 def test_save_safe_folder_loads_on_its_own_with_its_preprocessing(tmp_path):
-    # a folder written by save_safe from a .pt is a whole model: align-extract and NormAligner take it
+    # a folder written by save_safe from a .pt (one a user trained, dictionaries and spm.model beside it)
+    # is a whole model: align-extract and NormAligner take it, and its recorded preprocessing is kept
     pytest.importorskip("fairseq")
     from align.cli.extract import main
     from fairseq_plugins.checkpoint import read_preprocessing, save_safe
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    save_safe(os.path.join(root, "data", "models", "enfr", "model.pt"), str(tmp_path / "safe"))
+    fold = tmp_path / "trained"
+    fold.mkdir()
+    for f in ("dict.en.txt", "dict.fr.txt", "spm.model", "model_config.json"):
+        shutil.copy(os.path.join(ENFR, f), fold / f)
+    shutil.copy(enfr_pt(), fold / "model.pt")
+    save_safe(str(fold / "model.pt"), str(tmp_path / "safe"))
     assert {"dict.en.txt", "dict.fr.txt", "spm.model", "model.safetensors", "model_config.json"} <= set(
         os.listdir(tmp_path / "safe"))
     assert read_preprocessing(str(tmp_path / "safe"))["lowercase"] is True

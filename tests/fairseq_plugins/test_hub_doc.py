@@ -32,7 +32,7 @@ def test_readme_align_extract_example(tmp_path):
     want = "0-0 0-1 0-2 2-3 3-4 4-5 6-6 6-7 7-8\n"
     readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     assert want.strip() in readme
-    for model in (str(out), "data/models/enfr/model.pt"):
+    for model in (str(out), "data/models/enfr"):
         r = subprocess.run([sys.executable, "-m", "align.cli.extract", "--model", model, "--input", "-",
                             "--methods", "norm", "--layers", "0"], input=pair, cwd=ROOT, capture_output=True,
                            text=True, env={**os.environ, "PYTHONPATH": ROOT})

@@ -2,7 +2,6 @@
 Marian (post-LN, swish), M2M100 (pre-LN, relu) and mBART (pre-LN, gelu) models and tokenizers built
 here, and the shipped En-Fr fairseq model converted to FSMT (hf_plugins.convert)."""
 
-import json
 import os
 
 import numpy as np
@@ -43,18 +42,6 @@ ALL = list(METHODS)
 _CHARS = list("abcdefghijklmnopqrstuvwxyz.,")
 
 
-def _marian_tokenizer(tmp):
-    """Our SentencePiece model with the fairseq dictionary's ids (as hf_plugins.convert writes it)."""
-    symbols = ["<s>", "<pad>", "</s>", "<unk>"]
-    with open(os.path.join(ENFR, "dict.en.txt"), encoding="utf-8") as f:
-        symbols += [line.rstrip("\n").rsplit(" ", 1)[0] for line in f]
-    vocab = os.path.join(tmp, "vocab.json")
-    with open(vocab, "w", encoding="utf-8") as f:
-        json.dump({s: i for i, s in enumerate(symbols)}, f, ensure_ascii=False)
-    spm = os.path.join(ENFR, "spm.model")
-    return transformers.MarianTokenizer(source_spm=spm, target_spm=spm, vocab=vocab)
-
-
 def _nllb_tokenizer():
     """A fast NLLB-style BPE tokenizer over single characters: every letter is its own piece."""
     vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
@@ -71,7 +58,7 @@ def _mbart_tokenizer():
     return transformers.MBartTokenizer(vocab=vocab, src_lang="en_XX", tgt_lang="fr_XX")
 
 
-from hf_tiny import randomize as _randomize  # noqa: E402
+from hf_tiny import marian_tokenizer, randomize as _randomize  # noqa: E402
 
 
 def _config(cls, tok, act, **kw):
@@ -85,7 +72,7 @@ def _build(name, tmp):
     """(model, tokenizer, src_lang, tgt_lang), seeded; the models come up with sdpa attention."""
     torch.manual_seed(0)
     if name == "marian":
-        tok = _marian_tokenizer(tmp)
+        tok = marian_tokenizer(tmp)
         cfg = _config(transformers.MarianConfig, tok, "swish", decoder_vocab_size=len(tok),
                       decoder_start_token_id=tok.pad_token_id)
         model, langs = transformers.MarianMTModel(cfg), (None, None)
@@ -314,7 +301,7 @@ def converted(tmp_path_factory):
     from fairseq_plugins.hub import NormAligner
     from hf_plugins.convert import fairseq_to_hf
     out = fairseq_to_hf(ENFR, str(tmp_path_factory.mktemp("enfr_hf")), "en", "fr")
-    return HFAligner.from_pretrained(out), NormAligner.from_checkpoint(os.path.join(ENFR, "model.pt"))
+    return HFAligner.from_pretrained(out), NormAligner.from_checkpoint(ENFR)
 
 
 def _hansards(n):

@@ -16,22 +16,13 @@ from hf_plugins.hub import HFAligner  # noqa: E402
 from hf_plugins.resolve import ModelSourceError, resolve_model  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ENFR = os.path.join(ROOT, "data", "models", "enfr")
 COMMIT = {"marian": "1" * 40, "m2m100": "2" * 40}
 PAIRS = ["the house is small . ||| la maison est petite .", "a cat ||| un chat"]
 
 
 def _marian(folder):
-    from hf_tiny import randomize
-    symbols = ["<s>", "<pad>", "</s>", "<unk>"]
-    with open(os.path.join(ENFR, "dict.en.txt"), encoding="utf-8") as f:
-        symbols += [line.rstrip("\n").rsplit(" ", 1)[0] for line in f]
-    vocab = os.path.join(folder, "vocab_in.json")
-    with open(vocab, "w", encoding="utf-8") as f:
-        json.dump({s: i for i, s in enumerate(symbols)}, f, ensure_ascii=False)
-    spm = os.path.join(ENFR, "spm.model")
-    tok = transformers.MarianTokenizer(source_spm=spm, target_spm=spm, vocab=vocab)
-    os.remove(vocab)
+    from hf_tiny import marian_tokenizer, randomize
+    tok = marian_tokenizer(folder)
     cfg = transformers.MarianConfig(vocab_size=len(tok), decoder_vocab_size=len(tok), d_model=32, encoder_layers=1,
                                     decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
                                     encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
