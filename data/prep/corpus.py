@@ -85,3 +85,13 @@ def write_sides(out: str, subsets: list[tuple[str, list[tuple[str, str]]]], side
     for suffix, pairs in subsets:
         for k, side in enumerate(sides):
             write_text_atomic(f"{out}{suffix}.{side}", "".join(p[k] + "\n" for p in pairs))
+
+
+def corpus_args(doc: str, out_help: str, argv: list[str] | None):
+    """The flags every corpus script takes: the shared data folder and where to write (its usage from ``doc``)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("shared", help="the shared data folder (../shared/data)")
+    ap.add_argument("out", help=out_help)
+    return ap.parse_args(argv)

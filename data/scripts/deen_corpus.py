@@ -13,16 +13,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 from align.links.formats import write_text_atomic  # noqa: E402
-from data.prep.corpus import HELD_OUT, split, write_sides  # noqa: E402
+from data.prep.corpus import HELD_OUT, corpus_args, split, write_sides  # noqa: E402
 
 
 def main(argv=None) -> int:
-    import argparse
-
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("shared", help="the shared data folder (../shared/data)")
-    ap.add_argument("out", help="the 'de ||| en' file to write; OUT.de, OUT.en and OUT.NAME.{de,en} beside it")
-    args = ap.parse_args(argv)
+    args = corpus_args(__doc__, "the 'de ||| en' file to write; OUT.de, OUT.en and OUT.NAME.{de,en} beside it", argv)
     pairs, held = split(args.shared)
     # a fresh checkout has no work/ yet (make_models.sh writes work/deen_corpus.txt first): write_sides makes it
     write_sides(args.out, [("", pairs)] + [(f".{name}", h) for name, h in held.items()], ("de", "en"))

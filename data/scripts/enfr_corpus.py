@@ -15,17 +15,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 from align.links.formats import write_text_atomic  # noqa: E402
-from data.prep.corpus import write_sides  # noqa: E402
+from data.prep.corpus import corpus_args, write_sides  # noqa: E402
 from data.prep.hansards import HELD_OUT_TEST, HELD_OUT_VALID, MAX_RATIO, MAX_WORDS, collect  # noqa: E402
 
 
 def main(argv=None) -> int:
-    import argparse
-
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("shared", help="the shared data folder (../shared/data)")
-    ap.add_argument("out", help="prefix of the files to write: OUT.{en,fr}, OUT.valid.*, OUT.test.*, OUT.json")
-    args = ap.parse_args(argv)
+    args = corpus_args(__doc__, "prefix of the files to write: OUT.{en,fr}, OUT.valid.*, OUT.test.*, OUT.json", argv)
     try:
         corpus = collect(args.shared)
     except (OSError, ValueError) as e:
