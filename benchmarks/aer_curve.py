@@ -131,13 +131,16 @@ def measure(args: argparse.Namespace, out: str) -> list[dict]:
     """The points already in ``OUT.json`` plus one per checkpoint of ``args`` not measured yet; ValueError on
     bad input (gold, checkpoint, vocabulary, or an ``OUT.json`` measured on other sentences or methods)."""
     pairs, gold = load_gold(args.gold_dir, args.pair, args.limit)
-    from fairseq_plugins.checkpoint import fairseq_checkpoint
+    from fairseq_plugins.checkpoint import CheckpointError, fairseq_checkpoint
     for c in args.checkpoints:
         if not os.path.exists(c):
             raise ValueError(f"{c}: no such checkpoint")
     # a shipped model folder (safetensors only) counts as the .pt fairseq reads (written once into the cache)
-    args.checkpoints = [fairseq_checkpoint(c) if os.path.isdir(c) or c.endswith(".safetensors") else c
-                        for c in args.checkpoints]
+    try:
+        args.checkpoints = [fairseq_checkpoint(c) if os.path.isdir(c) or c.endswith(".safetensors") else c
+                            for c in args.checkpoints]
+    except (CheckpointError, OSError) as e:
+        raise ValueError(str(e)) from None
     points = []
     if os.path.exists(out + ".json"):
         with open(out + ".json") as f:

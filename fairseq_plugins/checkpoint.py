@@ -290,7 +290,7 @@ def _write_text(path: str, text: str) -> None:
 
 def _write_atomic(path: str, write: Callable[[str], Any]) -> None:
     """``write(tmp)`` then rename: a reader never sees half a file."""
-    tmp = path + ".tmp"
+    tmp = f"{path}.tmp{os.getpid()}.{os.urandom(4).hex()}"  # processes filling one cache entry never share it
     try:
         write(tmp)
         replace_atomic(tmp, path)  # safetensors writes 0o600
@@ -299,8 +299,10 @@ def _write_atomic(path: str, write: Callable[[str], Any]) -> None:
             os.remove(tmp)
 
 
-def load_safe(model: str | os.PathLike) -> dict:
-    """A checkpoint-like dict (``cfg``, ``args``, ``model``, ...) from a safetensors folder or ``.safetensors`` file."""
+def load_safe(model: str | os.PathLike, tie: bool = False) -> dict:
+    """A checkpoint-like dict (``cfg``, ``args``, ``model``, ...) from a safetensors folder or ``.safetensors`` file;
+    tied weights (the shared embeddings) are separate tensors, or with ``tie`` one tensor under every key (to save
+    them once)."""
     weights = _weights_path(os.fspath(model))
     config_path = _config_path(weights)
     for p in (weights, config_path):
@@ -323,7 +325,8 @@ def load_safe(model: str | os.PathLike) -> dict:
     except Exception as e:  # safetensors raises its own SafetensorError for a bad header
         raise CheckpointError(f"{weights}: not a readable safetensors file ({e})") from e
     for dropped, kept in tied.items():
-        state_dict[dropped] = state_dict[kept].clone()  # separate tensors, as in the checkpoint it came from
+        # separate tensors, as in the checkpoint it came from; tied, torch.save writes the matrix once
+        state_dict[dropped] = state_dict[kept] if tie else state_dict[kept].clone()
     hist = (config.get("optimizer_history") or [{}])[-1]
     # fairseq's _upgrade_state_dict expects these keys on the last optimizer_history entry
     hist = {"criterion_name": None, "optimizer_name": None, "lr_scheduler_state": {}, "num_updates": 0, **hist}
@@ -408,7 +411,7 @@ def cache_dir() -> str:
 
 def fairseq_checkpoint(model: str | os.PathLike) -> str:
     """A ``.pt`` file fairseq itself can read, for a model shipped once as safetensors: a ``.pt`` as
-    given (or a folder's ``model.pt``); otherwise one written on first use from ``model.safetensors``
+    given (or the ``model.pt`` of a folder without safetensors); otherwise one written on first use from ``model.safetensors``
     + ``model_config.json`` into :func:`cache_dir`, named by the sha256 of both and verified by the
     sha256 of the ``.pt`` it wrote (rewritten when it does not match). For ``fairseq-train
     --restore-file`` and tools without the plugin; the plugin and align-extract take the folder."""
@@ -425,7 +428,7 @@ def fairseq_checkpoint(model: str | os.PathLike) -> str:
             if f.read().strip() == file_digest(pt):
                 return pt
     os.makedirs(folder, exist_ok=True)
-    state = load_safe(path)
+    state = load_safe(path, tie=True)
     _write_atomic(pt, lambda tmp: torch.save(state, tmp))
     _write_atomic(check, lambda tmp: _write_text(tmp, file_digest(pt) + "\n"))
     return pt

@@ -1,14 +1,15 @@
 """Ship a trained checkpoint: weights in fp16, no optimizer moments, with the SentencePiece model and
-dictionaries beside it, twice: model.pt (fairseq's pickle) and the pickle-free model.safetensors +
-model_config.json. fairseq loads the fp16 weights into its fp32 model (load_state_dict casts);
+dictionaries beside it: the pickle-free model.safetensors + model_config.json (what is committed) and
+model.pt (fairseq's pickle, for local use; *.pt is never committed). fairseq loads the fp16 weights
+into its fp32 model (load_state_dict casts);
 ``fairseq-train --user-dir fairseq_plugins --restore-file`` either one continues from its update count.
 
-Usage: python data/scripts/export_model.py CHECKPOINT WORKDIR OUTDIR SRC TGT [--continues PREV_MODEL_PT]
+Usage: python data/scripts/export_model.py CHECKPOINT WORKDIR OUTDIR SRC TGT [--continues PREV]
 
---continues: CHECKPOINT continued PREV_MODEL_PT (a shipped model.pt) with its optimizer reset, as fp16 training
+--continues: CHECKPOINT continued PREV (a shipped model folder, or a .pt) with its optimizer reset, as fp16 training
 on a GPU must (fairseq loads no fp32 FairseqAdam record into an FP16Optimizer, whose one flat parameter fits no
 CPU run either). The export then counts PREV's updates too and keeps PREV's optimizer record after the run's
-own, so that ``--restore-file model.pt`` on a CPU resumes at the sum, on the CPU recipe's schedule.
+own, so that ``--restore-file`` from the export on a CPU resumes at the sum, on the CPU recipe's schedule.
 """
 
 from __future__ import annotations

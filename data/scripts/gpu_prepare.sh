@@ -67,7 +67,7 @@ XZ_OPT=-T0 tar -C .gpu/stage -cJf .gpu/data/bin.tar.xz bin && rm -r .gpu/stage
 cp work/deen/spm.model .gpu/data/spm.model
 cp "$SHARED"/gold/deen_rwth/deen.src-tgt "$SHARED"/gold/deen_rwth/deen.gold .gpu/gold/
 cp work/deen_corpus.txt.flores101-devtest.de work/deen_corpus.txt.flores101-devtest.en .gpu/flores/
-# the shipped 3+3 weights, for their continuation on the GPU beside the paper's setting (fp16 already: 19 MB each)
+# the shipped 3+3 weights, for their continuation on the GPU beside the paper's setting (fp16, the tied embeddings once: 19 MB each)
 for n in deen ende; do mkdir -p .gpu/init/$n; cp "$(python data/scripts/fairseq_pt.py data/models/$n)" .gpu/init/$n/model.pt; done
 mkdir -p "$aside"
 for f in data/models/*/model.pt data/models/*/model.safetensors; do
