@@ -421,7 +421,8 @@ def fairseq_checkpoint(model: str | os.PathLike) -> str:
     if not is_safe_format(path):
         return path
     source = files_digest([path, _config_path(path)])
-    folder = os.path.join(cache_dir(), "fairseq", source[:32])
+    # the layout version joins the name: a .pt written another way (v1 held the tied embeddings thrice) is not reused
+    folder = os.path.join(cache_dir(), "fairseq", f"v2-{source[:32]}")
     pt, check = os.path.join(folder, "model.pt"), os.path.join(folder, "model.pt.sha256")
     if os.path.isfile(pt) and os.path.isfile(check):
         with open(check) as f:
