@@ -135,10 +135,10 @@ def measure(args: argparse.Namespace, out: str) -> list[dict]:
     for c in args.checkpoints:
         if not os.path.exists(c):
             raise ValueError(f"{c}: no such checkpoint")
-    # a shipped model folder (safetensors only) counts as the .pt fairseq reads (written once into the cache)
+    # a shipped model folder (safetensors only) counts as the .pt fairseq reads (written once into the cache);
+    # a .pt stays as it is
     try:
-        args.checkpoints = [fairseq_checkpoint(c) if os.path.isdir(c) or c.endswith(".safetensors") else c
-                            for c in args.checkpoints]
+        args.checkpoints = [fairseq_checkpoint(c) for c in args.checkpoints]
     except (CheckpointError, OSError) as e:
         raise ValueError(str(e)) from None
     points = []
