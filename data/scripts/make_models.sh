@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduce the shipped models. Usage: data/scripts/make_models.sh {enfr|deen|ende} [MAX_UPDATES]
+# Reproduce the shipped models. Usage: data/scripts/make_models.sh {enfr|fren|deen|ende} [MAX_UPDATES]
 # Runs from the repository root with the project's .venv active; SHARED defaults to ../shared/data.
 # Work files go to work/ (ignored by git); the exported model to data/models/NAME/.
 # RESUME=data/models/NAME continues from a shipped model (its weights, update count and LR schedule; Adam's
@@ -20,19 +20,27 @@ if [ -n "${RESUME:-}" ]; then  # keep the dictionary and SentencePiece model the
   resume_vocab=(--dict "$dict" --spm "$spm")
 fi
 case "$name" in
-  enfr)
+  enfr|fren)
     # The demo model: all En-Fr text of ../shared (Canadian Hansards 284k pairs, news, Tatoeba, FLORES, Multi30k),
     # in the gold's style (tokenized, contractions expanded: data/prep/hansards.py), + the 447 Hansards test
     # sentences x20 (never their links); two held-out Hansard slices for validation and BLEU.
+    # fren: the same text the other way round, with En->Fr's SentencePiece model and joined dictionary (the two
+    # directions then share their pieces, and their word boundaries are the gold's whitespace words either way).
     python data/scripts/enfr_corpus.py "$SHARED" work/enfr_corpus
-    python data/scripts/prepare.py --src en --tgt fr --out work/enfr \
-      --train work/enfr_corpus.en work/enfr_corpus.fr --valid work/enfr_corpus.valid.en work/enfr_corpus.valid.fr \
-      --test "$SHARED"/gold/enfr_hansards/enfr.src-tgt --test-repeat 20 --vocab 8000 "${resume_vocab[@]}"
-    # 3+3 layers. The shipped model (fifth session) continued the Multi30k demo model (2000 updates, its
+    test_file="$SHARED"/gold/enfr_hansards/enfr.src-tgt
+    if [ "$name" = fren ]; then
+      mkdir -p work; awk -F' \\|\\|\\| ' '{print $2" ||| "$1}' "$test_file" > work/fren.src-tgt; test_file=work/fren.src-tgt
+      [ ${#resume_vocab[@]} -gt 0 ] || resume_vocab=(--dict data/models/enfr/dict.en.txt --spm data/models/enfr/spm.model)
+    fi
+    python data/scripts/prepare.py --src "$src" --tgt "$tgt" --out "work/$name" \
+      --train "work/enfr_corpus.$src" "work/enfr_corpus.$tgt" --valid "work/enfr_corpus.valid.$src" "work/enfr_corpus.valid.$tgt" \
+      --test "$test_file" --test-repeat 20 --vocab 8000 "${resume_vocab[@]}"
+    [ -z "${PREPARE_ONLY:-}" ] || exit 0
+    # 3+3 layers. The shipped En->Fr model (fifth session) continued the Multi30k demo model (2000 updates, its
     # SentencePiece model and dictionary kept) on this text: RESUME=data/models/enfr, 2 threads.
-    LAYERS=3 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} bash data/scripts/train.sh work/enfr en fr "$updates" --save-interval-updates 250 \
-      ${RESUME:+--restore-file "$RESUME"}
-    python data/scripts/export_model.py work/enfr/checkpoints/checkpoint_last.pt work/enfr data/models/enfr en fr ;;
+    LAYERS=3 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} bash data/scripts/train.sh "work/$name" "$src" "$tgt" "$updates" \
+      --save-interval-updates 500 ${RESUME:+--restore-file "$RESUME"}
+    python data/scripts/export_model.py "work/$name/checkpoints/checkpoint_last.pt" "work/$name" "data/models/$name" "$src" "$tgt" ;;
   deen|ende)
     # All de-en text of ../shared (194k pairs) + the 508 RWTH test sentences x20 (the gold stays in ../shared).
     python data/scripts/deen_corpus.py "$SHARED" work/deen_corpus.txt
@@ -46,7 +54,7 @@ case "$name" in
     [ -z "${PREPARE_ONLY:-}" ] || exit 0
     # 3+3 layers, one thread on one core: about 0.4 updates/s (1,300 updates per epoch).
     LAYERS=${LAYERS:-3} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} bash data/scripts/train.sh "work/$name" "$src" "$tgt" "$updates" \
-      --save-interval-updates 250 ${RESUME:+--restore-file "$RESUME"}
+      --save-interval-updates 500 ${RESUME:+--restore-file "$RESUME"}
     python data/scripts/export_model.py "work/$name/checkpoints/checkpoint_last.pt" "work/$name" "data/models/$name" "$src" "$tgt" ;;
-  *) echo "usage: $0 {enfr|deen|ende} [MAX_UPDATES]" >&2; exit 2 ;;
+  *) echo "usage: $0 {enfr|fren|deen|ende} [MAX_UPDATES]" >&2; exit 2 ;;
 esac

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Train a model in the background, resumable after any interruption, every 500-update checkpoint kept
+# (benchmarks/aer_curve.py scores each one). Usage, from the repository root with the .venv active:
+#   nohup data/scripts/train_background.sh {enfr|fren|deen|ende} [MAX_UPDATES] > work/NAME.train.log 2>&1 &
+# It prepares work/NAME once (data/scripts/make_models.sh with PREPARE_ONLY=1), then trains from, in this order:
+#   work/NAME/checkpoints/checkpoint_last.pt   (this machine's own run: weights, Adam's moments, data position)
+#   data/models/NAME                           (the shipped model: weights, update count, LR schedule)
+#   nothing                                    (from scratch)
+# nice 19 and OMP_NUM_THREADS=1 (default; the machine has 2 cores and two such runs share it).
+# Stop it with `kill PID` (fairseq's own process); the last saved checkpoint is where it resumes.
+set -euo pipefail
+name=$1; updates=${2:-30000}
+src=${name:0:2}; tgt=${name:2:2}
+ckpt="work/$name/checkpoints/checkpoint_last.pt"
+if [ ! -f "work/$name/bin/dict.$src.txt" ]; then
+  if [ -d "data/models/$name" ]; then RESUME="data/models/$name"; fi
+  RESUME=${RESUME:-} PREPARE_ONLY=1 bash data/scripts/make_models.sh "$name"
+fi
+restore=()
+if [ -f "$ckpt" ]; then
+  echo "resuming from $ckpt" >&2
+elif [ -d "data/models/$name" ]; then
+  restore=(--restore-file "$(python data/scripts/fairseq_pt.py "data/models/$name")")
+  echo "continuing the shipped model data/models/$name" >&2
+else
+  echo "training $name from scratch" >&2
+fi
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+exec nice -n 19 env LAYERS=3 bash data/scripts/train.sh "work/$name" "$src" "$tgt" "$updates" \
+  --save-interval-updates 500 --keep-interval-updates 200 "${restore[@]}"
