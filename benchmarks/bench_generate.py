@@ -46,7 +46,7 @@ def interleaved(cmds: dict[str, list[str]], repeat: int) -> dict[str, tuple[list
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model-dir", default=os.path.join(ROOT, "data", "models", "enfr"))
-    ap.add_argument("--gold-dir", default=os.path.join(ROOT, "data", "gold", "enfr_hansards"))
+    ap.add_argument("--gold-dir", default=os.path.join(ROOT, "align", "links", "gold", "enfr_hansards"))
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=32)
     args = ap.parse_args(argv)

@@ -37,7 +37,7 @@ from align.links.alignments import Alignments  # noqa: E402
 from align.links.softscores import write_scores  # noqa: E402
 from eval.view import main as view_main  # noqa: E402
 
-HANSARDS = os.path.join(ROOT, "data", "gold", "enfr_hansards")
+HANSARDS = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards")
 TARGET_S = 2.0
 
 

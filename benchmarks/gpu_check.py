@@ -68,7 +68,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--model-dir", default=os.path.join(ROOT, "data", "models", "enfr"))
-    ap.add_argument("--gold-dir", default=os.path.join(ROOT, "data", "gold", "enfr_hansards"))
+    ap.add_argument("--gold-dir", default=os.path.join(ROOT, "align", "links", "gold", "enfr_hansards"))
     ap.add_argument("--limit", type=int, default=447)
     ap.add_argument("--bench-pairs", type=int, default=8192, help="pairs of bench_extract's speed part (0 skips it)")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "gpu.md"))

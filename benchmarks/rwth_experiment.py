@@ -2,7 +2,7 @@
 the block-level methods), layer by layer, AWO and AWI, De->En and En->De, symmetrized, next to
 eflomal on equal data and to other systems' outputs. Writes ``OUT/NAME.{md,json}`` and
 ``OUT/NAME_<direction>.png`` (NAME: ``--name``, default rwth_deen). Any gold set in the same layout
-works: ``--gold-dir data/gold/enfr_hansards --pair enfr --name hansards_enfr`` runs it on Hansards.
+works: ``--gold-dir align/links/gold/enfr_hansards --pair enfr --name hansards_enfr`` runs it on Hansards.
 
 Usage: python benchmarks/rwth_experiment.py [--gold-dir ../shared/data/gold/deen_rwth]
            [--forward data/models/deen] [--reverse data/models/ende] [--out benchmarks/results] [--limit N]

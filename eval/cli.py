@@ -1,4 +1,4 @@
-"""``align-eval GOLD HYP [HYP ...]``: score alignment files against a gold alignment.
+"""``align-eval GOLD HYP [HYP ...]`` or ``align-eval -t NAME HYP [HYP ...]``: score alignment files against a gold alignment.
 
 Prints one line per hypothesis (a table when there are several) and the settings signature, or
 ``--format json``. The files are read in step, a block of sentences at a time, and only four counts
@@ -21,6 +21,8 @@ from typing import Sequence
 import numpy as np
 
 from align import __version__
+from align.links import testsets
+from align.links.alignments import Alignments
 from align.links.formats import (BLOCK_LINES, FORMATS, AlignmentFormatError, AlignmentStream, TextLengthStream,
                            raise_count_mismatch, read_lines, read_wpt_text, write_text_atomic)
 
@@ -40,14 +42,14 @@ def _count(text: str) -> int:
 def parse_flags(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace | int:
     """The parsed flags, or the exit status argparse ended with: 0 after --help, 2 for a usage error."""
     try:
-        return parser.parse_args(argv)
+        return parser.parse_intermixed_args(argv)  # GOLD -l fr-en HYP: positionals on both sides of a flag
     except SystemExit as e:
         return 0 if e.code in (0, None) else 2
 
 
 def add_format_args(p: argparse.ArgumentParser) -> None:
     """The gold and hypothesis file-format flags that align-eval and align-view share."""
-    p.add_argument("--gold-format", choices=FORMATS, default="talp")
+    p.add_argument("--gold-format", choices=FORMATS, help="default talp")
     p.add_argument("--gold-base", type=int, choices=(0, 1), help="index base of the gold (default: the format's)")
     p.add_argument("--hyp-format", choices=FORMATS, default="pharaoh")
     p.add_argument("--hyp-base", type=int, choices=(0, 1), help="index base of the hypotheses (default: the format's)")
@@ -56,14 +58,90 @@ def add_format_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all-sure", action="store_true", help="count possible gold links as sure")
 
 
+def add_testset_args(p: argparse.ArgumentParser) -> None:
+    """The named-test-set flags that align-eval and align-view share (:mod:`align.links.testsets`)."""
+    g = p.add_argument_group("named test sets (align-eval --list shows them)")
+    g.add_argument("-t", "--test-set", metavar="NAME", help="score against test set NAME (its gold and text, "
+                   f"checksums verified) instead of a GOLD file: {', '.join(testsets.TESTSETS)}")
+    g.add_argument("-l", "--langs", metavar="SRC-TGT", help="the hypotheses' direction, e.g. fr-en for hansards "
+                   "(en-fr): the gold is flipped to it (default: the set's own order)")
+    g.add_argument("--testsets-dir", metavar="DIR", help=f"folder of the sets that are not shipped, laid out "
+                   f"DIR/FOLDER/FILE (default ${testsets.ENV}, else ../shared/data/gold beside a source checkout)")
+    g.add_argument("--no-verify", action="store_true", help="use a set whose files' sha256 differ from the "
+                   "registry's (the signature then says sha:unverified)")
+
+
+def load_testset(args: argparse.Namespace, file_flags: dict | None = None) -> "testsets.LoadedTestSet | None":
+    """The test set named by ``-t`` (None without it); UsageError for flags that contradict it (the gold
+    format flags, and the caller's ``file_flags``: flag -> value, such as ``{"--text": args.text}``)."""
+    name = getattr(args, "test_set", None)
+    if not name:
+        extra = [f for f, v in (("-l", getattr(args, "langs", None)), ("--no-verify", getattr(args, "no_verify", False)))
+                 if v]
+        if extra:
+            raise UsageError(f"{', '.join(extra)} applies to a named test set; give -t NAME")
+        return None
+    gold_flags = [f for f, v in (("--gold-format", args.gold_format), ("--gold-base", args.gold_base is not None),
+                                 ("--reverse-gold", args.reverse_gold), ("--naacl-ids", args.naacl_ids),
+                                 *(file_flags or {}).items()) if v]
+    if gold_flags:
+        raise UsageError(f"{', '.join(gold_flags)} describe a gold file; -t {name} brings its own gold and text, "
+                         "normalised (use -l for the direction)")
+    testsets.get(name)  # an unknown name is a usage error (UnknownTestSetError), before any file is read
+    return testsets.load(name, args.langs, args.testsets_dir, not args.no_verify)
+
+
+class UsageError(Exception):
+    """Arguments that contradict each other (exit 2)."""
+
+
+class _MemoryStream:
+    """A corpus in memory read in blocks like :class:`AlignmentStream` (a named test set's gold)."""
+
+    def __init__(self, alignments: Alignments, name: str) -> None:
+        self.al, self.name, self.unit, self.sentences = alignments, name, "sentences", 0
+
+    def take(self, n: int, lengths=None) -> Alignments:
+        k = self.sentences
+        self.sentences = min(k + n, len(self.al))
+        return self.al.select(np.arange(k, self.sentences))
+
+    def count_all(self) -> int:
+        return len(self.al)
+
+
+class _MemoryLengths:
+    """Sentence lengths in memory read in blocks like :class:`TextLengthStream` (a named test set's text)."""
+
+    def __init__(self, lengths: tuple[np.ndarray, np.ndarray], name: str) -> None:
+        self.lengths, self.name, self.unit, self.sentences = lengths, name, "sentence pairs", 0
+
+    def take(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        k = self.sentences
+        self.sentences = min(k + n, len(self.lengths[0]))
+        return self.lengths[0][k:self.sentences], self.lengths[1][k:self.sentences]
+
+    def count_all(self) -> int:
+        return len(self.lengths[0])
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="align-eval", description="Score word alignments against gold: AER, precision, recall, F1 "
-        "(corpus level). Links are read 0-based (src, tgt) after the format's index base and any --reverse.")
-    p.add_argument("gold", help="gold alignment file (talp by default: i-j sure, ipj possible, 1-based); - for stdin")
-    p.add_argument("hyps", nargs="+", metavar="HYP", help="hypothesis files (pharaoh, 0-based, by default); - for stdin")
+        prog="align-eval", usage="align-eval [-h] (GOLD | -t NAME [-l SRC-TGT]) HYP [HYP ...] [options]\n"
+        "       align-eval --list", description="Score word alignments against gold: AER, precision, recall, F1 "
+        "(corpus level). Links are read 0-based (src, tgt) after the format's index base and any --reverse.",
+        epilog="Examples: align-eval gold.talp my.align | align-eval -t hansards my.align | "
+        "align-eval -t hansards -l fr-en fren.align | align-eval --list. "
+        "Exit status: 0 ok, 1 bad input (file:line: ...), 2 usage.")
+    p.add_argument("files", nargs="*", metavar="[GOLD] HYP", help="the gold alignment file (talp by default: i-j "
+                   "sure, ipj possible, 1-based), then hypothesis files (pharaoh, 0-based, by default); only "
+                   "hypotheses with -t; - for stdin")
+    add_testset_args(p)
+    p.add_argument("--list", action="store_true", help="list the named test sets (languages, pairs, links, where "
+                   "their files are) and exit")
     add_format_args(p)
-    p.add_argument("--text", help="'src ||| tgt' file: check that every link lies inside its sentence")
+    p.add_argument("--text", help="'src ||| tgt' file: check that every link lies inside its "
+                   "sentence (-t NAME checks against the set's own text)")
     p.add_argument("--naacl-ids", help="WPT text file ('<s snum=N>') or one number per line: the sentence "
                    "number of each line, for naacl files (default 1..max)")
     p.add_argument("--bootstrap", type=_count, default=0, metavar="N",
@@ -78,16 +156,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def signature(args: argparse.Namespace) -> str:
+def signature(args: argparse.Namespace, testset: "testsets.LoadedTestSet | None" = None) -> str:
     """Every setting that changes the figures, sacrebleu style:
-    ``fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|version:0.1.0``."""
-    gold_base = FORMATS[args.gold_format] if args.gold_base is None else args.gold_base
+    ``fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|version:0.1.0``; with a named test
+    set its name, direction and checksum replace the gold file's format:
+    ``test:hansards|lang:en-fr|sha:e0aa322eb361|hypfmt:pharaoh|...``."""
+    gold_format = args.gold_format or "talp"
+    gold_base = FORMATS[gold_format] if args.gold_base is None else args.gold_base
     hyp_base = FORMATS[args.hyp_format] if args.hyp_base is None else args.hyp_base
     rev = {(False, False): "no", (True, False): "gold", (False, True): "hyp", (True, True): "both"}[
         (bool(args.reverse_gold), bool(args.reverse_hyp))]
-    parts = [f"fmt:{args.gold_format}", f"base:{gold_base}", f"hypfmt:{args.hyp_format}", f"hypbase:{hyp_base}",
+    head = [testset.signature()] if testset is not None else [f"fmt:{gold_format}", f"base:{gold_base}"]
+    parts = [*head, f"hypfmt:{args.hyp_format}", f"hypbase:{hyp_base}",
              f"rev:{rev}", f"allsure:{'yes' if args.all_sure else 'no'}"]
-    if "naacl" in (args.gold_format, args.hyp_format):
+    if "naacl" in (gold_format if testset is None else "", args.hyp_format):
         parts.append(f"ids:{'file' if args.naacl_ids else '1..max'}")
     if args.bootstrap:
         parts.append(f"bs:{args.bootstrap}")
@@ -119,18 +201,25 @@ def _read_ids(path: str) -> list[int]:
 
 
 def count_in_step(args: argparse.Namespace, hyps: Sequence[str], ids: Sequence[int] | None, per_sentence: bool,
-                  block_lines: int = BLOCK_LINES) -> list[tuple[np.ndarray, int, SentenceCounts | None]]:
+                  block_lines: int = BLOCK_LINES, testset: "testsets.LoadedTestSet | None" = None,
+                  ) -> list[tuple[np.ndarray, int, SentenceCounts | None]]:
     """Read the gold, the hypotheses (and the --text file) in step, a block of sentences at a time.
 
     Returns per hypothesis its four corpus totals |A|, |S|, |A&S|, |A&P|, the number of sentences and,
     if ``per_sentence``, its :class:`SentenceCounts`. A file whose sentence count differs from the
-    gold's raises LineCountError naming it.
+    gold's raises LineCountError naming it. With a named ``testset`` its gold and text lengths are used.
     """
     with ExitStack() as stack:
-        gold = stack.enter_context(AlignmentStream(args.gold, args.gold_format, args.gold_base, args.reverse_gold, ids))
+        text: TextLengthStream | _MemoryLengths | None
+        if testset is not None:
+            gold = _MemoryStream(testset.gold, f"test set {testset.name} ({testset.pair})")
+            text = _MemoryLengths(testset.lengths(), gold.name)
+        else:
+            gold = stack.enter_context(AlignmentStream(args.gold, args.gold_format or "talp", args.gold_base,
+                                                       args.reverse_gold, ids))
+            text = stack.enter_context(TextLengthStream(args.text)) if args.text else None
         streams = [stack.enter_context(AlignmentStream(p, args.hyp_format, args.hyp_base, args.reverse_hyp, ids))
                    for p in hyps]
-        text = stack.enter_context(TextLengthStream(args.text)) if args.text else None
         totals = [np.zeros(4, dtype=np.int64) for _ in hyps]
         parts: list[list[SentenceCounts]] = [[] for _ in hyps]
         while True:
@@ -156,15 +245,32 @@ def count_in_step(args: argparse.Namespace, hyps: Sequence[str], ids: Sequence[i
                 for t, p in zip(totals, parts)]
 
 
-def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES) -> list[dict]:
-    """Score every hypothesis; returns one dict per file (rates in percent), each with the signature."""
+def split_files(args: argparse.Namespace) -> None:
+    """``files`` -> ``gold`` and ``hyps`` (all hypotheses with ``-t``); UsageError when too few are given."""
+    files = list(args.files)
+    if getattr(args, "test_set", None):
+        args.gold, args.hyps = None, files
+    else:
+        args.gold, args.hyps = (files[0], files[1:]) if files else (None, [])
+    if not args.hyps:
+        raise UsageError("give a GOLD file and at least one HYP, or -t NAME and at least one HYP (--list shows names)")
+
+
+def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES,
+             testset: "testsets.LoadedTestSet | None" = None) -> list[dict]:
+    """Score every hypothesis; returns one dict per file (rates in percent), each with the signature.
+    ``testset``: the loaded ``-t`` set, if the caller has it (else it is loaded here)."""
+    if not hasattr(args, "hyps"):
+        split_files(args)
+    if testset is None:
+        testset = load_testset(args, {"--text": args.text})
     ids = _read_ids(args.naacl_ids) if args.naacl_ids else None
     keep = bool(args.bootstrap or args.paired_bootstrap or args.per_sentence)
     group = len(args.hyps) if "-" in (args.gold, args.text) else HYP_GROUP
     counted = []
     for start in range(0, len(args.hyps), group):
-        counted += count_in_step(args, args.hyps[start:start + group], ids, keep, block_lines)
-    sig = signature(args)
+        counted += count_in_step(args, args.hyps[start:start + group], ids, keep, block_lines, testset)
+    sig = signature(args, testset)
     results, counts = [], []
     for path, (totals, n, c) in zip(args.hyps, counted):
         score = score_totals(totals, n)
@@ -177,6 +283,8 @@ def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES) -> list[d
                                      "p_one_sided": test["p_one_sided"], "delta_aer": 100 * test["delta"],
                                      "delta_aer_ci": [100 * x for x in test["delta_ci"]]}
         d["signature"] = sig
+        if testset is not None:
+            d["test_set"] = {k: v for k, v in testset.describe().items() if k in ("name", "langs", "sha256", "verified")}
         results.append(d)
         counts.append(c)
     if args.per_sentence:
@@ -269,12 +377,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_flags(parser, argv)
     if isinstance(args, int):
         return args
-    if sum(h == "-" for h in [args.gold, *args.hyps, args.text, args.naacl_ids]) > 1:
-        parser.print_usage(sys.stderr)
-        print("align-eval: error: stdin (-) can be read once", file=sys.stderr)
-        return 2
+    if args.list:
+        rows = testsets.listing(args.testsets_dir)
+        print(json.dumps(rows, indent=1) if args.out_format == "json" else testsets.format_listing(rows))
+        return 0
     try:
-        results = evaluate(args)
+        split_files(args)
+        if sum(h == "-" for h in [args.gold, *args.hyps, args.text, args.naacl_ids]) > 1:
+            raise UsageError("stdin (-) can be read once")
+        testset = load_testset(args, {"--text": args.text})
+    except (UsageError, testsets.UnknownTestSetError) as e:
+        parser.print_usage(sys.stderr)
+        print(f"align-eval: error: {e}", file=sys.stderr)
+        return 2
+    except (AlignmentFormatError, ValueError) as e:  # a set's files missing or changed
+        print(f"align-eval: {e}", file=sys.stderr)
+        return 1
+    try:
+        results = evaluate(args, testset=testset)
         if args.plot:
             plot_heatmap(results, args.plot)
     except (AlignmentFormatError, ValueError) as e:

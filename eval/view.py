@@ -32,10 +32,11 @@ import numpy as np
 
 from align.links.formats import (AlignmentFormatError, LineCountError, check_links_in_range, read_alignments,
                            read_text_pairs, write_text_atomic)
+from align.links import testsets
 from align.links.alignments import Alignments
 from align.links.softscores import SUFFIX as SCORES_SUFFIX, iter_scores
 
-from .cli import _read_ids, add_format_args, parse_flags, signature
+from .cli import UsageError, _read_ids, add_format_args, add_testset_args, load_testset, parse_flags, signature
 from .metrics import count_matches, rates, score_counts
 
 TEMPLATE = "view_template.html"
@@ -208,11 +209,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog="align-view", description="Write one self-contained HTML page showing word alignments sentence by "
         "sentence, every hypothesis beside the gold: sure/possible hits, false and missed links, soft scores, "
         "per-sentence AER, sorting, filtering. Flags as align-eval's.")
-    p.add_argument("text", help="'src ||| tgt' file, one sentence pair per line; - for stdin")
-    p.add_argument("hyps", nargs="+", metavar="[NAME=]HYP",
-                   help="hypothesis files (pharaoh, 0-based, by default); NAME defaults to the file name "
-                   "without .align")
+    p.usage = "align-view [-h] (TEXT [--gold GOLD] | -t NAME [-l SRC-TGT]) [NAME=]HYP [[NAME=]HYP ...] [options]"
+    p.add_argument("files", nargs="*", metavar="[TEXT] [NAME=]HYP",
+                   help="the 'src ||| tgt' text file (one sentence pair per line; - for stdin), then hypothesis "
+                   "files (pharaoh, 0-based, by default; NAME defaults to the file name without .align); only "
+                   "hypotheses with -t")
     p.add_argument("--gold", help="gold alignment file (talp by default: i-j sure, ipj possible, 1-based)")
+    add_testset_args(p)
     add_format_args(p)
     p.add_argument("--naacl-ids", help="WPT text file ('<s snum=N>') or one number per line: the sentence number "
                    "of each line, for naacl files (default 1..number of text lines)")
@@ -226,8 +229,15 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-class UsageError(Exception):
-    """Arguments that contradict each other (exit 2)."""
+def split_files(args: argparse.Namespace) -> None:
+    """``files`` -> ``text`` and ``hyps`` (all hypotheses with ``-t``); UsageError when too few are given."""
+    files = list(args.files)
+    if getattr(args, "test_set", None):
+        args.text, args.hyps = None, files
+    else:
+        args.text, args.hyps = (files[0], files[1:]) if files else (None, [])
+    if not args.hyps:
+        raise UsageError("give a TEXT file and at least one HYP, or -t NAME and at least one HYP")
 
 
 def _named_inputs(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, str]]:
@@ -269,9 +279,16 @@ def _read_soft(path: str, pairs, text_name: str) -> list[np.ndarray]:
 
 def load(args: argparse.Namespace) -> tuple[str, dict]:
     """Read and check every input named by the arguments; returns (page HTML, its summary fields)."""
+    if not hasattr(args, "hyps"):
+        split_files(args)
     hyp_paths, score_paths = _named_inputs(args)
-    text_name = "<stdin>" if args.text == "-" else args.text
-    pairs = read_text_pairs(args.text)
+    testset = load_testset(args, {"--gold": args.gold})
+    if testset is not None:
+        text_name = f"test set {testset.name} ({testset.pair})"
+        pairs = list(zip(testset.src, testset.tgt))
+    else:
+        text_name = "<stdin>" if args.text == "-" else args.text
+        pairs = read_text_pairs(args.text)
     n = len(pairs)
     src_len = [len(s) for s, _ in pairs]
     tgt_len = [len(t) for _, t in pairs]
@@ -285,18 +302,19 @@ def load(args: argparse.Namespace) -> tuple[str, dict]:
         check_links_in_range(al, src_len, tgt_len, name)
         return al
 
-    gold = None
+    gold = testset.gold if testset is not None else None
     if args.gold:
-        gold = read(args.gold, args.gold_format, args.gold_base, args.reverse_gold)
-        if args.all_sure:
-            gold = gold.all_sure()
+        gold = read(args.gold, args.gold_format or "talp", args.gold_base, args.reverse_gold)
+    if gold is not None and args.all_sure:
+        gold = gold.all_sure()
     hyps = {name: read(path, args.hyp_format, args.hyp_base, args.reverse_hyp) for name, path in hyp_paths.items()}
     soft = {name: _read_soft(path, pairs, text_name) for name, path in score_paths.items()}
     sig_args = argparse.Namespace(**vars(args), bootstrap=0, paired_bootstrap=0, seed=0)
     if not args.naacl_ids:
         sig_args.naacl_ids = None
-    sig = signature(sig_args) if gold is not None else None
-    title = args.title if args.title is not None else f"align-view: {os.path.basename(text_name)}"
+    sig = signature(sig_args, testset) if gold is not None else None
+    title = args.title if args.title is not None else (
+        f"align-view: {testset.name} {testset.pair}" if testset is not None else f"align-view: {os.path.basename(text_name)}")
     page = build_page(pairs, hyps, gold, soft, title, sig, hyp_paths)
     return page, {"sentences": n, "hypotheses": len(hyps), "gold": gold is not None, "scores": sorted(soft)}
 
@@ -308,8 +326,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(args, int):
         return args
     try:
+        split_files(args)
         page, summary = load(args)
-    except UsageError as e:
+    except (UsageError, testsets.UnknownTestSetError) as e:
         parser.print_usage(sys.stderr)
         print(f"align-view: error: {e}", file=sys.stderr)
         return 2

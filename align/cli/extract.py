@@ -87,8 +87,14 @@ def build_parser() -> argparse.ArgumentParser:
                                  epilog="Exit status: 0 ok, 1 bad input or model (file:line: ...), 2 usage.")
     ap.add_argument("--model", required=True, help="fairseq model.pt / model folder, Hugging Face folder, or Hub id "
                     "ORG/NAME[@REVISION]")
-    ap.add_argument("--input", required=True, help="'source ||| target' per line, or sources with --translate "
+    ap.add_argument("--input", help="'source ||| target' per line, or sources with --translate "
                     "('-': stdin; .gz/.xz/.zst by suffix)")
+    ap.add_argument("-t", "--test-set", metavar="NAME", help="align the text of gold test set NAME instead of "
+                    "--input (align-eval --list shows the names; its checksums are verified)")
+    ap.add_argument("-l", "--langs", metavar="SRC-TGT", help="with -t: the model's direction, e.g. fr-en for "
+                    "hansards (en-fr) (default: the set's own order)")
+    ap.add_argument("--testsets-dir", metavar="DIR", help="with -t: folder of the sets that are not shipped "
+                    "(default $NORM_ALIGN_TESTSETS, else ../shared/data/gold beside a source checkout)")
     ap.add_argument("--out", help="folder: one Pharaoh file per (method, shift, layer[, head]) and manifest.json; "
                     "default: print one setting")
     ap.add_argument("--overwrite", action="store_true", help="replace an existing --out folder (whole, at the end)")
@@ -154,6 +160,12 @@ def main(argv=None) -> int:
     _quiet()
     from ..attribution.methods import METHODS
     try:
+        if (args.input is None) == (args.test_set is None):
+            raise ValueError("give --input PAIRS or -t NAME (one of them)")
+        if args.test_set is None and (args.langs or args.testsets_dir):
+            raise ValueError("-l and --testsets-dir apply to -t NAME")
+        if args.test_set is not None and args.translate:
+            raise ValueError("-t NAME gives sentence pairs; --translate needs source sentences (--input)")
         auto = args.shard == "auto"
         if auto:
             sh = shard_from_env()
@@ -191,6 +203,37 @@ def main(argv=None) -> int:
             print(f"align-extract: {e}", file=sys.stderr)
             return 1
         clean_stale(dest)
+    with ExitStack() as inputs:
+        if args.test_set is not None:
+            try:
+                args.input = _testset_input(args, inputs)
+            except ValueError as e:  # an unknown name or direction is usage; missing or changed files are input
+                from ..links.testsets import UnknownTestSetError
+                if isinstance(e, UnknownTestSetError):
+                    ap.error(str(e))
+                print(f"align-extract: {_one_line(e)}", file=sys.stderr)
+                return 1
+        return _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, dest)
+
+
+def _testset_input(args, stack: ExitStack) -> str:
+    """Write the ``-t`` test set's text (in ``-l``'s direction) to a temporary file kept open by ``stack``; its
+    path. ``args.input_name`` and ``args.test_set_signature`` name the set in errors and in the signature."""
+    import tempfile
+
+    from ..links import testsets
+
+    ts = testsets.load(args.test_set, args.langs, args.testsets_dir)
+    folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="align-extract-"))
+    path = os.path.join(folder, f"{ts.name}.{ts.pair}.src-tgt")
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.writelines(line + "\n" for line in ts.text_lines())
+    args.input_name, args.test_set_signature = f"test set {ts.name} ({ts.pair})", ts.signature()
+    return path
+
+
+def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, dest) -> int:
+    """The run after the flags are checked: load the model, align, publish, print the summary."""
     if args.input != "-" and not os.path.isfile(args.input):
         print(f"align-extract: {args.input}: no such file; expected the input pairs", file=sys.stderr)
         return 1
@@ -263,7 +306,8 @@ def signature(aligner, spec, args, reader: PairReader) -> dict:
     identity = aligner.identity() if hasattr(aligner, "identity") else {}
     return {"version": __version__,
             "model": {k: v for k, v in identity.items() if k != "path"},
-            "input": {"sha256": reader.sha256, "lines": reader.lines},
+            "input": {"sha256": reader.sha256, "lines": reader.lines,
+                      **({"test_set": args.test_set_signature} if getattr(args, "test_set_signature", None) else {})},
             "settings": {"methods": list(spec.methods), "layers": list(spec.layers), "shifts": list(spec.shifts),
                          "heads": list(spec.heads) if spec.heads else "all", "level": spec.level,
                          "decoder": spec.decoder, "decoder_options": dict(spec.decoder_options),
@@ -292,6 +336,8 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
     from ..links.softscores import encode_scores, scores_name
 
     reader = PairReader(args.input, args.translate, (shard, shards))
+    if getattr(args, "input_name", None):  # a named test set's text: errors name the set, not a temporary file
+        reader.name = args.input_name
     sharded = args.shard is not None
     per_head_files = spec.heads is None
     stats = {"pairs": 0, "truncated": 0}

@@ -3,7 +3,7 @@ shipped En->Fr model through ``fairseq-generate`` and the plugin (every method a
 and AWI), scored with ``align-eval``: prints the AER table, writes a heatmap PNG, JSON and the
 ``align-view`` page ``view.html`` (the best layer of each method beside the gold).
 
-Usage: ./run demo [--out demo_out] [--limit N] [--model-dir data/models/enfr] [--gold-dir data/gold/enfr_hansards]
+Usage: ./run demo [--out demo_out] [--limit N] [--model-dir data/models/enfr] [--gold-dir align/links/gold/enfr_hansards]
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def forced_dump(model_dir: str, data: str, src: str, tgt: str, dump: str, batch_
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model-dir", default=os.path.join(ROOT, "data", "models", "enfr"))
-    ap.add_argument("--gold-dir", default=os.path.join(ROOT, "data", "gold", "enfr_hansards"))
+    ap.add_argument("--gold-dir", default=os.path.join(ROOT, "align", "links", "gold", "enfr_hansards"))
     ap.add_argument("--src", default="en")
     ap.add_argument("--tgt", default="fr")
     ap.add_argument("--out", default="demo_out")

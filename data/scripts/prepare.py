@@ -11,7 +11,7 @@ Example (En-Fr demo model):
   python data/scripts/prepare.py --src en --tgt fr --out work/enfr \
       --train ../shared/data/parallel/multi30k/tok/train.lc.norm.tok.{en,fr} \
       --valid ../shared/data/parallel/multi30k/tok/val.lc.norm.tok.{en,fr} \
-      --test ../shared/data/gold/enfr_hansards/enfr.src-tgt --test-repeat 20 --vocab 8000
+      --test ../shared/align/links/gold/enfr_hansards/enfr.src-tgt --test-repeat 20 --vocab 8000
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODEL = os.path.join(ROOT, "data", "models", "enfr")
-GOLD = os.path.join(ROOT, "data", "gold", "enfr_hansards")
+GOLD = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards")
 
 
 @pytest.fixture(scope="module")

@@ -113,7 +113,7 @@ def test_others_reads_and_swaps(exp, tmp_path):
 def test_whole_run_on_the_shipped_model(exp, tmp_path):
     pytest.importorskip("fairseq")
     out = tmp_path / "res"
-    rc = exp.main(["--gold-dir", os.path.join(ROOT, "data", "gold", "enfr_hansards"), "--pair", "enfr",
+    rc = exp.main(["--gold-dir", os.path.join(ROOT, "align", "links", "gold", "enfr_hansards"), "--pair", "enfr",
                    "--forward", MODEL, "--reverse", str(tmp_path / "absent"), "--others", "", "--limit", "6",
                    "--out", str(out), "--bootstrap", "50"])
     assert rc == 0

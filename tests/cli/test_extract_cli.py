@@ -16,7 +16,7 @@ MODEL = os.path.join(ROOT, "data", "models", "enfr")
 @pytest.fixture(scope="module")
 def pairs_file(tmp_path_factory):
     from align.links.formats import read_text_pairs
-    pairs = read_text_pairs(os.path.join(ROOT, "data", "gold", "enfr_hansards", "enfr.src-tgt"))[:11]
+    pairs = read_text_pairs(os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.src-tgt"))[:11]
     p = tmp_path_factory.mktemp("in") / "pairs.txt"
     p.write_text("".join(f"{' '.join(s).lower()} ||| {' '.join(t).lower()}\n" for s, t in pairs), encoding="utf-8")
     return str(p)
@@ -284,3 +284,27 @@ def test_torchrun_two_processes_byte_identical(pairs_file, tmp_path):
     assert files(auto / "merged") == files(whole)
     assert sorted(os.listdir(auto)) == ["merged", "shard-0-of-2", "shard-1-of-2"]
     shutil.rmtree(auto)
+
+
+def test_named_test_set_is_the_same_input(tmp_path, capsys):
+    """-t hansards aligns the set's text: the links of --input enfr.src-tgt, and the signature names the set."""
+    text = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.src-tgt")
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert run("--model", MODEL, "--input", text, "--out", str(a), "--methods", "attn", "--layers", "0") == 0
+    assert run("--model", MODEL, "-t", "hansards", "--out", str(b), "--methods", "attn", "--layers", "0") == 0
+    assert files(a) == files(b)
+    sig = json.load(open(b / "manifest.json"))["signature"]["input"]
+    assert sig["test_set"].startswith("test:hansards|lang:en-fr|sha:") and sig["lines"] == 447
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["-t", "hansards", "--input", "x"], "give --input PAIRS or -t NAME"),
+    (["-t", "nope"], "unknown test set 'nope'"),
+    (["-t", "hansards", "-l", "de-en"], "neither en-fr nor fr-en"),
+    (["--input", "x", "-l", "fr-en"], "-l and --testsets-dir apply to -t NAME"),
+    (["-t", "hansards", "--translate"], "--translate needs source sentences"),
+])
+def test_named_test_set_usage(argv, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        run("--model", MODEL, *argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err

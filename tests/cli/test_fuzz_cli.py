@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENFR = os.path.join(ROOT, "data", "models", "enfr")
-GOLD = os.path.join(ROOT, "data", "gold", "enfr_hansards", "enfr.gold")
-TEXT = os.path.join(ROOT, "data", "gold", "enfr_hansards", "enfr.src-tgt")
+GOLD = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.gold")
+TEXT = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.src-tgt")
 
 PIECES = [b"0-0 1-1\n", b"2p3 ", b"\xef\xbb\xbf", b"\r", b"\r\n", b"\x00", b"\xff\xfe", b"x ||| y\n", b" ||| ",
           b"|||", b"\n", b"-", b"99999999-1", b"\xe2\x80\xa8", b"1-1-P", b"0 1 2 S\n", b"a" * 5000]

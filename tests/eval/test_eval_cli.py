@@ -308,3 +308,78 @@ def test_fuzz_naacl_id_files(tmp_path_factory, ids, prefix):
     assert rc in (0, 1)
     if rc == 1:
         assert err.getvalue().startswith(f"align-eval: {d}/") and err.getvalue().count("\n") == 1
+
+
+# -- named test sets (align.links.testsets) ---------------------------------------------------------
+
+HANSARDS = "align/links/gold/enfr_hansards"
+
+
+def _gold_as_hyp(tmp_path, langs=None):
+    """The Hansards gold's sure links as a Pharaoh hypothesis (in direction ``langs``): AER 0 against any P."""
+    from align.links import testsets
+    from align.links.formats import write_alignments
+    p = str(tmp_path / f"sure-{langs}.align")
+    write_alignments(testsets.load("hansards", langs).gold.all_sure(), p)
+    return p
+
+
+def test_named_set_scores_as_its_files_do(tmp_path, capsys, monkeypatch):
+    import os
+    monkeypatch.chdir(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    h = write(tmp_path, "h.align", "0-0\n" * 447)
+    assert main([f"{HANSARDS}/enfr.gold", h, "--format", "json"]) == 0
+    by_file = json.loads(capsys.readouterr().out)[0]
+    assert main(["-t", "hansards", h, "--format", "json"]) == 0
+    by_name = json.loads(capsys.readouterr().out)[0]
+    assert {k: by_name[k] for k in ("aer", "precision", "recall", "links", "sure")} == \
+        {k: by_file[k] for k in ("aer", "precision", "recall", "links", "sure")}
+    assert by_name["signature"].startswith("test:hansards|lang:en-fr|sha:") and \
+        by_name["test_set"]["name"] == "hansards" and by_name["test_set"]["verified"]
+
+
+def test_named_set_other_direction(tmp_path, capsys):
+    fren, enfr = _gold_as_hyp(tmp_path, "fr-en"), _gold_as_hyp(tmp_path)
+    assert main(["-t", "hansards", "-l", "fr-en", fren]) == 0
+    out = capsys.readouterr().out
+    assert "AER   0.0" in out and "test:hansards|lang:fr-en|" in out
+    # the En-Fr file read as Fr-En: a link outside its sentence, named by file and line
+    assert main(["-t", "hansards", "-l", "fr-en", enfr]) == 1
+    assert f"{enfr}:6: sentence 6: link" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,code,message", [
+    (["-t", "hansard", "h"], 2, "unknown test set 'hansard'; valid: rwth, hansards"),
+    (["-t", "hansards", "-l", "de-en", "h"], 2, "neither en-fr nor fr-en"),
+    (["-t", "hansards", "--text", "x", "h"], 2, "--text describe a gold file"),
+    (["-t", "hansards", "--gold-format", "talp", "h"], 2, "--gold-format describe a gold file"),
+    (["g", "-l", "fr-en", "h"], 2, "-l applies to a named test set"),
+    (["-t", "hansards"], 2, "and at least one HYP"),
+    (["g"], 2, "give a GOLD file and at least one HYP"),
+])
+def test_named_set_usage_errors(argv, code, message, capsys):
+    assert main(argv) == code
+    assert message in capsys.readouterr().err
+
+
+def test_named_set_missing_or_changed_is_bad_input(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("NORM_ALIGN_TESTSETS", str(tmp_path))
+    h = write(tmp_path, "h.align", "\n" * 508)
+    assert main(["-t", "rwth", h]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "put deen.src-tgt, deen.gold in" in err
+    (tmp_path / "deen_rwth").mkdir()
+    for f in ("deen.src-tgt", "deen.gold"):
+        (tmp_path / "deen_rwth" / f).write_text("1-1\n" * 508)
+    assert main(["-t", "rwth", h]) == 1
+    assert "deen.src-tgt: sha256" in capsys.readouterr().err
+
+
+def test_list(capsys):
+    assert main(["--list"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split() == ["name", "langs", "pairs", "sure", "poss", "where"]
+    assert "kftt      ja-en    582  13562      0  shipped" in out
+    assert main(["--list", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in rows][:3] == ["rwth", "hansards", "wpt03"] and len(rows) == 10

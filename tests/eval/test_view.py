@@ -18,7 +18,7 @@ from eval import cli as eval_cli
 from eval.view import (build_page, decode_cells, default_name, embed_json, encode_cells, main, page_data, parse_named,
                        render_page)
 
-HANSARDS = os.path.join(ROOT, "data", "gold", "enfr_hansards")
+HANSARDS = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards")
 TEXT = os.path.join(HANSARDS, "enfr.src-tgt")
 GOLD = os.path.join(HANSARDS, "enfr.gold")
 
@@ -280,7 +280,7 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     h = write(tmp_path, "h.align", "0-0\n")
     sc = write(tmp_path, "other.scores.jsonl", '{"tgt": 1, "src": 1, "q": "AA=="}\n')
     for args, message in [
-        ([text], "the following arguments are required"),
+        ([text], "give a TEXT file and at least one HYP"),
         ([text, h, "--gold-format", "xml"], "invalid choice"),
         ([text, h, f"h={h}"], "two hypotheses named 'h'"),
         ([text, h, "--scores", sc], "no hypothesis named 'other'; expected one of h"),
@@ -311,3 +311,19 @@ def test_render_page_round_trips_hansards(tmp_path):
     assert page_json(render_page(d)) == d
     # the gold itself as the hypothesis: |A&S| = |S|, |A&P| = |A|, so AER = 1 - (|S| + |A|)/(|A| + |S|) = 0
     assert d["aer"] == [[0.0] * 447] and d["hyps"][0]["aer"] == 0.0
+
+
+def test_named_test_set_gives_text_and_gold(tmp_path, capsys):
+    from align.links import testsets
+    ts = testsets.load("hansards", "fr-en")
+    h = str(tmp_path / "fren.align")
+    write_alignments(ts.gold.all_sure(), h)
+    out = str(tmp_path / "v.html")
+    code, err = run(["-t", "hansards", "-l", "fr-en", h, "-o", out, "--format", "json"], capsys)
+    assert code == 0, err
+    page = page_json(open(out, encoding="utf-8").read())
+    assert len(page["src"]) == 447 and page["src"][1] == " ".join(ts.src[1]) and page["gold"] is not None
+    assert all(row[0] == 0.0 for row in page["aer"])  # the gold's own sure links: AER 0 on every sentence
+    assert "test:hansards|lang:fr-en|" in page["signature"]
+    code, err = run(["-t", "hansards", h, "--gold", h, "-o", out], capsys)
+    assert code == 2 and "--gold describe a gold file" in err
