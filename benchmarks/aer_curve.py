@@ -4,7 +4,7 @@ Writes ``OUT.json`` (one entry per checkpoint, kept across runs: a checkpoint al
 measured again), ``OUT.md`` and ``OUT.png``.
 
 Usage: python benchmarks/aer_curve.py CHECKPOINT [CHECKPOINT ...] --vocab work/deen --src de --tgt en
-           [--gold-dir ../shared/data/gold/deen_rwth] [--pair deen] [--out benchmarks/results/aer_curve_deen]
+           [-t rwth] [--testsets-dir DIR] [--out benchmarks/results/aer_curve_deen]
            [--methods attn,norm,attn-res-ln] [--limit N]
 
 ``--vocab`` holds the model's ``spm.model`` and its ``dict.SRC.txt``/``dict.TGT.txt`` (beside it or under
@@ -25,10 +25,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from align.links import testsets  # noqa: E402
 from eval.experiment import load_gold, score_all  # noqa: E402
 from fairseq_plugins.pipeline import align_pairs  # noqa: E402
 
-from align.links.formats import shared_data_dir  # noqa: E402
 from eval.grid import best, layer_rows, parse_name  # noqa: E402
 
 
@@ -130,7 +130,7 @@ def _write(out: str, points: list[dict], title: str) -> None:
 def measure(args: argparse.Namespace, out: str) -> list[dict]:
     """The points already in ``OUT.json`` plus one per checkpoint of ``args`` not measured yet; ValueError on
     bad input (gold, checkpoint, vocabulary, or an ``OUT.json`` measured on other sentences or methods)."""
-    pairs, gold = load_gold(args.gold_dir, args.pair, args.limit)
+    pairs, gold = load_gold(args.test_set, args.limit, args.testsets_dir)
     from fairseq_plugins.checkpoint import CheckpointError, fairseq_checkpoint
     for c in args.checkpoints:
         if not os.path.exists(c):
@@ -177,22 +177,29 @@ def main(argv=None) -> int:
     ap.add_argument("--vocab", required=True, help="folder with spm.model and dict.SRC/TGT.txt (or bin/)")
     ap.add_argument("--src", required=True)
     ap.add_argument("--tgt", required=True)
-    ap.add_argument("--gold-dir", default=os.path.join(shared_data_dir(), "gold", "deen_rwth"))
-    ap.add_argument("--pair", default="deen", help="file stem in --gold-dir; its first language is the gold's source")
+    ap.add_argument("-t", "--test-set", default="rwth", help="named test set (align-eval --list; default rwth); its "
+                    "first language is the gold's source")
+    ap.add_argument("--testsets-dir", help="folder of the sets that are not shipped (default $NORM_ALIGN_TESTSETS, "
+                    "else ../shared/data/gold)")
     ap.add_argument("--out", default=None, help="output stem (default benchmarks/results/aer_curve_SRCTGT)")
     ap.add_argument("--methods", default="attn,norm,attn-res-ln")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--batch-size", type=int, default=32)
     args = ap.parse_args(argv)
-    if {args.src + args.tgt, args.tgt + args.src} != {args.pair, args.pair[2:] + args.pair[:2]}:
-        ap.error(f"--src {args.src} --tgt {args.tgt} are not the languages of --pair {args.pair}")
+    try:
+        langs = testsets.get(args.test_set).langs
+    except ValueError as e:
+        ap.error(str(e))
+    args.pair = "".join(langs)
+    if {(args.src, args.tgt), (args.tgt, args.src)} != {langs, langs[::-1]}:
+        ap.error(f"--src {args.src} --tgt {args.tgt} are not the languages of test set {args.test_set} ({'-'.join(langs)})")
     out = args.out or os.path.join(ROOT, "benchmarks", "results", f"aer_curve_{args.src}{args.tgt}")
     try:
         points = measure(args, out)
     except ValueError as e:
         print(f"aer_curve: {e}", file=sys.stderr)
         return 1
-    title = f"{args.src.title()}->{args.tgt.title()} on {os.path.basename(os.path.normpath(args.gold_dir))} " \
+    title = f"{args.src.title()}->{args.tgt.title()} on test set {args.test_set} " \
             f"({points[-1]['sentences'] if points else 0} sentences)"
     _write(out, points, title)
     print(format_curve(points))

@@ -1,14 +1,15 @@
 """The 2020 paper's experiment on RWTH De-En with our models: attention weights against norms (and
 the block-level methods), layer by layer, AWO and AWI, De->En and En->De, symmetrized, next to
 eflomal on equal data and to other systems' outputs. Writes ``OUT/NAME.{md,json}`` and
-``OUT/NAME_<direction>.png`` (NAME: ``--name``, default rwth_deen). Any gold set in the same layout
-works: ``--gold-dir align/links/gold/enfr_hansards --pair enfr --name hansards_enfr`` runs it on Hansards.
+``OUT/NAME_<direction>.png`` (NAME: ``--name``, default rwth_deen). Any named test set works:
+``-t hansards --forward data/models/enfr --reverse data/models/fren --name hansards_enfr`` runs it on Hansards.
 
-Usage: python benchmarks/rwth_experiment.py [--gold-dir ../shared/data/gold/deen_rwth]
+Usage: python benchmarks/rwth_experiment.py [-t rwth] [--testsets-dir DIR]
            [--forward data/models/deen] [--reverse data/models/ende] [--out benchmarks/results] [--limit N]
 
-The gold text and links are read from ``--gold-dir`` (``PAIR.src-tgt``, ``PAIR.gold`` talp); the RWTH
-set is never copied into the project. ``--forward`` translates the gold's first side into its second,
+The gold text and links are the named test set's (``align.links.testsets``; RWTH from ``--testsets-dir``,
+``$NORM_ALIGN_TESTSETS`` or ``../shared/data/gold``, checksums verified); the RWTH set is never copied
+into the project. ``--forward`` translates the gold's first side into its second,
 ``--reverse`` the other way; a missing model directory is reported and its direction left out.
 """
 
@@ -30,6 +31,7 @@ from align.links.alignments import Alignments  # noqa: E402
 from align.links.symmetrize import symmetrize_corpus  # noqa: E402
 from eval.cli import plot_heatmap  # noqa: E402
 from eval.grid import best, format_markdown, layer_rows, parse_name, summarize_heads  # noqa: E402
+from align.links import testsets  # noqa: E402
 from eval.experiment import folds_of, held_out_choice, holm, load_gold, score_all  # noqa: E402
 from eval.metrics import bootstrap_ci, count_matches, paired_bootstrap, score_counts  # noqa: E402
 
@@ -392,8 +394,9 @@ def write_report(out: str, meta: dict, directions: dict, tests: dict, ff: dict, 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gold-dir", default=os.path.join(shared_data_dir(), "gold", "deen_rwth"))
-    ap.add_argument("--pair", default="deen", help="file stem in --gold-dir and language codes, source first")
+    ap.add_argument("-t", "--test-set", default="rwth", help="named test set (align-eval --list; default rwth)")
+    ap.add_argument("--testsets-dir", help="folder of the sets that are not shipped, e.g. your copy of the RWTH set "
+                    "as DIR/deen_rwth/deen.{src-tgt,gold} (default $NORM_ALIGN_TESTSETS, else ../shared/data/gold)")
     ap.add_argument("--forward", default=os.path.join(ROOT, "data", "models", "deen"))
     ap.add_argument("--reverse", default=os.path.join(ROOT, "data", "models", "ende"))
     ap.add_argument("--others", default=os.path.join(shared_data_dir(), "system_outputs"),
@@ -410,9 +413,10 @@ def main(argv=None) -> int:
     ap.add_argument("--bootstrap", type=int, default=1000)
     args = ap.parse_args(argv)
     t0 = time.time()
-    src, tgt = args.pair[:2], args.pair[2:]
     try:
-        pairs, gold = load_gold(args.gold_dir, args.pair, args.limit)
+        src, tgt = testsets.get(args.test_set).langs
+        args.pair = src + tgt
+        pairs, gold = load_gold(args.test_set, args.limit, args.testsets_dir)
     except ValueError as e:
         print(f"rwth_experiment: {e}", file=sys.stderr)
         return 1
@@ -458,7 +462,8 @@ def main(argv=None) -> int:
             eflomal[f"x{e['test_repeat']}"] = e
     given = sys.argv[1:] if argv is None else list(argv)
     meta = {"sentences": len(pairs), "models": "; ".join(models), "seconds": round(time.time() - t0, 1),
-            "gold": f"{args.pair}.src-tgt / {args.pair}.gold (read from --gold-dir, never copied)",
+            "gold": f"test set {args.test_set} ({testsets.get(args.test_set).pair}, sha256 "
+                    f"{testsets.get(args.test_set).checksum[:12]}; read where it is, never copied)",
             "pair": args.pair, "name": args.name, "title": args.title,
             "command": shlex.join(["python", "benchmarks/rwth_experiment.py", *given])}
     text = write_report(args.out, meta, directions, tests, ff, sym, other_rows, eflomal, held)

@@ -3,25 +3,22 @@ hypotheses, Holm's correction, cross-validated setting choice (numpy, no torch).
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 
-from align.links.formats import read_alignments, read_text_pairs
+from align.links import testsets
 from align.links.alignments import Alignments
 
 from .metrics import SentenceCounts, count_matches, score_counts
 
 
-def load_gold(gold_dir: str, pair: str, limit: int = 0) -> tuple[list, Alignments]:
-    """``PAIR.src-tgt`` (lowercased words, first side first) and ``PAIR.gold`` (talp) of ``gold_dir``,
-    the first ``limit`` sentences if ``limit``; ValueError if their sentence counts differ."""
-    pairs = [([w.lower() for w in s], [w.lower() for w in t])
-             for s, t in read_text_pairs(os.path.join(gold_dir, f"{pair}.src-tgt"))]
-    gold = read_alignments(os.path.join(gold_dir, f"{pair}.gold"), "talp")
-    if len(gold) != len(pairs):
-        raise ValueError(f"{gold_dir}: {len(pairs)} text lines in {pair}.src-tgt but {len(gold)} gold sentences "
-                         f"in {pair}.gold")
+def load_gold(name: str, limit: int = 0, folder: str | None = None) -> tuple[list, Alignments]:
+    """Named test set ``name`` (:mod:`align.links.testsets`, in its own direction; ``folder``: where the sets
+    that are not shipped are): lowercased word pairs, first side first, and the gold; the first ``limit``
+    sentences if ``limit``. ValueError (TestSetError) if the set is missing or its files changed."""
+    ts = testsets.load(name, folder=folder)
+    pairs = [([w.lower() for w in s], [w.lower() for w in t]) for s, t in zip(ts.src, ts.tgt)]
+    gold = ts.gold
     if limit:
         pairs, gold = pairs[:limit], gold.select(list(range(min(limit, len(gold)))))
     return pairs, gold

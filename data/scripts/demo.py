@@ -3,7 +3,7 @@ shipped En->Fr model through ``fairseq-generate`` and the plugin (every method a
 and AWI), scored with ``align-eval``: prints the AER table, writes a heatmap PNG, JSON and the
 ``align-view`` page ``view.html`` (the best layer of each method beside the gold).
 
-Usage: ./run demo [--out demo_out] [--limit N] [--model-dir data/models/enfr] [--gold-dir align/links/gold/enfr_hansards]
+Usage: ./run demo [--out demo_out] [--limit N] [--model-dir data/models/enfr] [--test-set hansards]
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
-from align.links.formats import read_alignments, read_text_pairs, write_alignments, write_text_atomic  # noqa: E402
+from align.links import testsets  # noqa: E402
+from align.links.formats import read_alignments, write_alignments, write_text_atomic  # noqa: E402
 from fairseq_plugins.pipeline import binarize, generate_command, run_with_progress  # noqa: E402
 from eval.cli import plot_heatmap, signature  # noqa: E402
 from eval.grid import best as best_row, format_grid, layer_rows, parse_name, summarize_heads  # noqa: E402
@@ -44,7 +45,7 @@ def forced_dump(model_dir: str, data: str, src: str, tgt: str, dump: str, batch_
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model-dir", default=os.path.join(ROOT, "data", "models", "enfr"))
-    ap.add_argument("--gold-dir", default=os.path.join(ROOT, "align", "links", "gold", "enfr_hansards"))
+    ap.add_argument("-t", "--test-set", default="hansards", help="a named test set (align-eval --list); default hansards")
     ap.add_argument("--src", default="en")
     ap.add_argument("--tgt", default="fr")
     ap.add_argument("--out", default="demo_out")
@@ -52,8 +53,8 @@ def main(argv=None) -> int:
     ap.add_argument("--batch-size", type=int, default=32)
     args = ap.parse_args(argv)
     t0 = time.time()
-    pairs = read_text_pairs(os.path.join(args.gold_dir, "enfr.src-tgt"))
-    gold = read_alignments(os.path.join(args.gold_dir, "enfr.gold"), "talp")
+    ts = testsets.load(args.test_set, f"{args.src}-{args.tgt}")
+    pairs, gold = list(zip(ts.src, ts.tgt)), ts.gold
     if args.limit:
         pairs = pairs[: args.limit]
         gold = gold.select(list(range(len(pairs))))
@@ -80,7 +81,7 @@ def main(argv=None) -> int:
     plot_heatmap(main_rows, os.path.join(args.out, "aer_heatmap.png"))
     best = best_row(main_rows)
     plot_example(args.model_dir, pairs, gold, parse_name(best["hyp"]).layer, os.path.join(args.out, "example.png"))
-    view = write_view(pairs, gold, dump, main_rows, os.path.join(args.out, "view.html"))
+    view = write_view(pairs, gold, dump, main_rows, os.path.join(args.out, "view.html"), ts)
     grid = format_grid(main_rows + summarize_heads(results))
     print(grid)
     with open(os.path.join(args.out, "results.md"), "w") as f:
@@ -94,14 +95,14 @@ def main(argv=None) -> int:
     return 0
 
 
-def write_view(pairs, gold, dump: str, rows: list[dict], path: str) -> str:
+def write_view(pairs, gold, dump: str, rows: list[dict], path: str, ts: testsets.LoadedTestSet) -> str:
     """The align-view page of the best layer (and shift) of each method, best method first, beside the gold."""
     chosen = sorted((best_row(rows, m) for m in sorted({parse_name(r["hyp"]).method for r in rows})),
                     key=lambda r: r["aer"])
     hyps = {r["hyp"].removesuffix(".align"): read_alignments(os.path.join(dump, r["hyp"])) for r in chosen}
     sig = signature(argparse.Namespace(gold_format="talp", gold_base=None, hyp_format="pharaoh", hyp_base=None,
                                        reverse_gold=False, reverse_hyp=False, all_sure=False, naacl_ids=None,
-                                       bootstrap=0, paired_bootstrap=0, seed=0))
+                                       bootstrap=0, paired_bootstrap=0, seed=0), ts)
     page = build_page(pairs, hyps, gold, title=f"Hansards En-Fr, {len(pairs)} sentences: the best layer of each "
                       "method beside the gold (./run demo)", sig=sig,
                       paths={name: os.path.join(dump, name + ".align") for name in hyps})

@@ -9,7 +9,6 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODEL = os.path.join(ROOT, "data", "models", "enfr")
-GOLD = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards")
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +54,7 @@ def test_model_dir_for_names_the_missing_file(curve, tmp_path):
 def test_whole_run_on_the_shipped_model(curve, tmp_path, capsys):
     out = str(tmp_path / "curve")
     args = [MODEL, "--vocab", MODEL, "--src", "en", "--tgt", "fr",
-            "--gold-dir", GOLD, "--pair", "enfr", "--limit", "8", "--out", out, "--methods", "attn,norm"]
+            "-t", "hansards", "--limit", "8", "--out", out, "--methods", "attn,norm"]
     assert curve.main(args) == 0
     with open(out + ".json") as f:
         (p,) = json.load(f)["points"]

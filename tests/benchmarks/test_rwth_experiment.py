@@ -113,7 +113,7 @@ def test_others_reads_and_swaps(exp, tmp_path):
 def test_whole_run_on_the_shipped_model(exp, tmp_path):
     pytest.importorskip("fairseq")
     out = tmp_path / "res"
-    rc = exp.main(["--gold-dir", os.path.join(ROOT, "align", "links", "gold", "enfr_hansards"), "--pair", "enfr",
+    rc = exp.main(["-t", "hansards",
                    "--forward", MODEL, "--reverse", str(tmp_path / "absent"), "--others", "", "--limit", "6",
                    "--out", str(out), "--bootstrap", "50"])
     assert rc == 0
@@ -145,7 +145,7 @@ def test_shipped_deen_model_gives_the_recorded_rwth_figures(shared):
     pytest.importorskip("fairseq")
     from eval.experiment import load_gold, score_all
     from fairseq_plugins.pipeline import align_pairs
-    pairs, gold = load_gold(str(shared / "gold" / "deen_rwth"), "deen")
+    pairs, gold = load_gold("rwth", folder=str(shared / "gold"))
     hyps = align_pairs(os.path.join(ROOT, "data", "models", "deen"), pairs,
                        ["attn", "norm", "alti", "alti-rollout", "value-zeroing", "attn-res-ln-ff"], batch_size=64)
     rows, _ = score_all(gold, {k: v for k, v in hyps.items() if k in RWTH_RECORDED})
