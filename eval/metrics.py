@@ -195,3 +195,46 @@ def paired_bootstrap(baseline: SentenceCounts, system: SentenceCounts, n_samples
     as_far = int(np.sum(np.abs(diffs - observed) >= abs(observed) - 1e-12))
     return {"p_value": (as_far + 1) / (n_samples + 1), "p_one_sided": (not_better + 1) / (n_samples + 1),
             "delta": observed, "delta_ci": (float(np.percentile(diffs, 2.5)), float(np.percentile(diffs, 97.5)))}
+
+
+def reliability(probs: np.ndarray, labels: np.ndarray, bins: int = 10) -> list[dict]:
+    """Equal-width bins of predicted probability: per bin its range, cell count, mean prediction and rate of
+    positives (None for an empty bin): the points of a reliability diagram."""
+    p, y = np.asarray(probs, dtype=np.float64), np.asarray(labels, dtype=np.float64)
+    idx = np.minimum((p * bins).astype(np.int64), bins - 1)
+    out = []
+    for b in range(bins):
+        m = idx == b
+        n = int(m.sum())
+        out.append({"low": b / bins, "high": (b + 1) / bins, "count": n,
+                    "mean_probability": float(p[m].mean()) if n else None,
+                    "positive_rate": float(y[m].mean()) if n else None})
+    return out
+
+
+def expected_calibration_error(probs: np.ndarray, labels: np.ndarray, bins: int = 10) -> float:
+    """ECE (Naeini et al. 2015; Guo et al. 2017): the count-weighted mean over equal-width bins of
+    |mean prediction - rate of positives|, in [0, 1]."""
+    n = len(np.asarray(probs))
+    if n == 0:
+        return 0.0
+    return float(sum(b["count"] / n * abs(b["mean_probability"] - b["positive_rate"])
+                     for b in reliability(probs, labels, bins) if b["count"]))
+
+
+def roc_auc(positive: np.ndarray, negative: np.ndarray) -> float:
+    """Area under the ROC curve of scores meant to be higher for ``positive`` (Mann-Whitney U / (n+ n-); ties
+    count one half)."""
+    pos, neg = np.asarray(positive, dtype=np.float64), np.asarray(negative, dtype=np.float64)
+    if not len(pos) or not len(neg):
+        raise ValueError("ROC-AUC needs at least one positive and one negative")
+    values = np.concatenate([pos, neg])
+    order = values.argsort(kind="mergesort")
+    ranks = np.empty(len(values))
+    sorted_v = values[order]
+    # average ranks of ties
+    starts = np.r_[0, np.flatnonzero(np.diff(sorted_v)) + 1]
+    ends = np.r_[starts[1:], len(values)]
+    for a, b in zip(starts, ends):
+        ranks[order[a:b]] = (a + b + 1) / 2
+    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))

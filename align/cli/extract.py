@@ -24,6 +24,8 @@ import time
 import warnings
 from contextlib import ExitStack
 
+import numpy as np
+
 from .. import __version__
 from ..links.rows import LEVELS, SHIFTS, SPECIALS
 from ..links.formats import format_links
@@ -121,6 +123,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "model's positions (default: such a sentence is an error naming its line)")
     ap.add_argument("--save-scores", action="store_true", help="also write each setting's word-level score matrices, "
                     "NAME.scores.jsonl beside NAME.align (align.links.softscores; for align-view)")
+    ap.add_argument("--calibration", metavar="FILE", help="an align-calibrate file for one of the settings: that "
+                    "setting also gets NAME.probs (each link's probability, in the .align line's order) and "
+                    "NAME.probs.jsonl (every cell's, for align-view --scores); needs --out")
+    ap.add_argument("--prob-threshold", type=float, metavar="P", help="with --calibration: the calibrated setting's "
+                    "links are the cells of probability >= P (instead of --decoder)")
+    ap.add_argument("--sentence-scores", action="store_true", help="with --calibration: write sentence_scores.tsv "
+                    "(line, score in [0, 1]: P(the pair is a translation)) into --out")
     ap.add_argument("--batch-size", type=int, default=32, help="pairs per forward pass (default 32; never changes "
                     "an alignment)")
     ap.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ... (with --shard auto, cuda means "
@@ -190,6 +199,12 @@ def main(argv=None) -> int:
         heads = [int(x) for x in _csv(args.heads)] if args.heads else None
         if args.batch_size < 1:
             raise ValueError("--batch-size must be at least 1")
+        if args.calibration and not args.out:
+            raise ValueError("--calibration needs --out (it writes NAME.probs beside NAME.align)")
+        if (args.prob_threshold is not None or args.sentence_scores) and not args.calibration:
+            raise ValueError("--prob-threshold and --sentence-scores need --calibration FILE")
+        if args.prob_threshold is not None and not 0.0 < args.prob_threshold <= 1.0:
+            raise ValueError(f"--prob-threshold {args.prob_threshold}: expected a probability in (0, 1]")
     except LaunchError as e:
         ap.error(str(e))
     except ValueError as e:
@@ -264,6 +279,24 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
         ap.error(str(e))
     if not args.out and (len(spec.methods), len(spec.layers), len(spec.shifts)) != (1, 1, 1):
         ap.error("without --out, give one method, one layer and one shift (or --out DIR for many)")
+    args.calibrated = None
+    if args.calibration:
+        from ..links.calibration import CalibrationError, read_calibration
+        from .calibrate import calibration_setting
+        try:
+            cal = read_calibration(args.calibration)
+            cal.check({k: v for k, v in aligner.identity().items() if k != "path"}, cal.setting, args.calibration)
+        except CalibrationError as e:
+            print(f"align-extract: {e}", file=sys.stderr)
+            return 1
+        want = cal.setting
+        match = [n for n, m, la, sh, h in aligner.settings(spec, spec.heads is None)
+                 if h is None and calibration_setting(spec, m, la, sh) == want]
+        if not match:
+            ap.error(f"--calibration {args.calibration} holds for {want.get('method')} layer {want.get('layer')} "
+                     f"{want.get('shift')} ({', '.join(f'{k}={v}' for k, v in want.items())}); this run does not "
+                     "compute that setting (add it to --methods, --layers, --shifts)")
+        args.calibrated = (match[0], cal)
     try:
         stats = run(aligner, spec, args, shard, shards, dest)
     except (OSError, ValueError) as e:  # InputError, WordMapError, TooLongError, OutputExistsError: file:line
@@ -296,6 +329,24 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
     return 0
 
 
+def _write_calibrated(aligner, se, te, sc, spec, args, links_of: dict, files: dict, prefix: str, line: int) -> None:
+    """The calibrated setting's probabilities (and links, under --prob-threshold) and the pair's sentence score."""
+    from ..links.softscores import encode_scores
+
+    name, cal = args.calibrated
+    w = aligner.word_scores(se, te, sc, spec, null=True)[name]
+    probs = cal.probabilities(w[:, :-1], w[:, -1])
+    if args.prob_threshold is not None:
+        links_of[name] = [(int(s), int(t)) for t, s in zip(*np.nonzero(probs >= args.prob_threshold))]
+    links = sorted(links_of[name])  # format_links writes them in this order: the probabilities follow it
+    links_of[name] = links
+    base = name.removesuffix(".align")
+    files[base + ".probs"].write(prefix + " ".join(f"{probs[t, s]:.4f}" for s, t in links) + "\n")
+    files[base + ".probs.jsonl"].write(prefix + encode_scores(probs, absolute=True) + "\n")
+    if "sentence_scores.tsv" in files:
+        files["sentence_scores.tsv"].write(f"{prefix}{line + 1}\t{cal.sentence_score(probs):.6f}\n")
+
+
 def _one_line(e: BaseException) -> str:
     text = str(e).strip()
     return text if text else type(e).__name__
@@ -314,7 +365,18 @@ def signature(aligner, spec, args, reader: PairReader) -> dict:
                          "specials": spec.specials_policy, "preprocessing": aligner.preprocessing(),
                          "translate": {"beam": args.beam} if args.translate else False, "truncate": args.truncate,
                          "dtype": args.dtype, "device": args.device.split(":")[0], "save_scores": args.save_scores,
-                         "src_lang": args.src_lang, "tgt_lang": args.tgt_lang}}
+                         "src_lang": args.src_lang, "tgt_lang": args.tgt_lang,
+                         "calibration": _calibration_signature(args)}}
+
+
+def _calibration_signature(args) -> dict | bool:
+    """The calibration file's digest and how it was used (False without one)."""
+    if not getattr(args, "calibration", None):
+        return False
+    import hashlib
+    with open(args.calibration, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    return {"sha256": digest, "prob_threshold": args.prob_threshold, "sentence_scores": args.sentence_scores}
 
 
 def _chunks(reader: PairReader):
@@ -358,6 +420,13 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
                                                         newline="\n")) for n in names} if args.save_scores else {}
             translations = stack.enter_context(open(os.path.join(tmp, "translations.txt"), "w", encoding="utf-8",
                                                     newline="\n")) if args.translate else None
+            calibrated = {}
+            if args.calibrated:
+                cal_name = args.calibrated[0].removesuffix(".align")
+                extra = [cal_name + ".probs", cal_name + ".probs.jsonl"] + (
+                    ["sentence_scores.tsv"] if args.sentence_scores else [])
+                calibrated = {n: stack.enter_context(open(os.path.join(tmp, n), "w", encoding="utf-8", newline="\n"))
+                              for n in extra}
         out = sys.stdout
         for chunk in _chunks(reader):
             where = [f"{reader.name}:{i + 1}" for i, _, _ in chunk]
@@ -375,7 +444,10 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
                     (m,), (la,), (sh,) = spec.methods, spec.layers, spec.shifts
                     lines.append(format_links(links_for(sc, se.words, te.words, spec, m, la, sh)) + "\n")
                     continue
-                for name, links in aligner.links(se, te, sc, spec, per_head_files).items():
+                links_of = aligner.links(se, te, sc, spec, per_head_files)
+                if calibrated:
+                    _write_calibrated(aligner, se, te, sc, spec, args, links_of, calibrated, prefix[k], chunk[k][0])
+                for name, links in links_of.items():
                     opened[name].write(prefix[k] + format_links(links) + "\n")
                 if scores_files:
                     for name, m in aligner.word_scores(se, te, sc, spec, per_head_files).items():
@@ -392,14 +464,16 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
             from ..extraction.shards import shard_manifest, write_manifest
             if sharded:
                 man = shard_manifest(shard, shards, reader.lines, stats["pairs"], list(opened) + [
-                    scores_name(n) for n in scores_files] + (["translations.txt"] if args.translate else []),
-                    stats["signature"])
+                    scores_name(n) for n in scores_files] + (["translations.txt"] if args.translate else [])
+                    + list(calibrated), stats["signature"])
                 man["model_path"] = args.model
             else:
                 man = {"sentences": stats["pairs"], "files": sorted(list(opened) + [scores_name(n) for n in scores_files]
-                                                                    + (["translations.txt"] if args.translate else [])),
+                                                                    + (["translations.txt"] if args.translate else [])
+                                                                    + list(calibrated)),
                        "signature": stats["signature"], "model_path": args.model}
-            for f in list(opened.values()) + list(scores_files.values()) + ([translations] if translations else []):
+            for f in list(opened.values()) + list(scores_files.values()) + ([translations] if translations else []) \
+                    + list(calibrated.values()):
                 f.close()
             write_manifest(tmp, man)
     if bar is not None:

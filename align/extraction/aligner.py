@@ -181,17 +181,20 @@ class Aligner:
         return {name: links_for(scores, src.words, tgt.words, spec, m, la, sh, h)
                 for name, m, la, sh, h in self.settings(spec, per_head_files)}
 
-    def word_scores(self, src: Encoded, tgt: Encoded, scores: dict, spec: AlignSpec, per_head_files: bool = False
-                    ) -> dict[str, np.ndarray]:
+    def word_scores(self, src: Encoded, tgt: Encoded, scores: dict, spec: AlignSpec, per_head_files: bool = False,
+                    null: bool = False) -> dict[str, np.ndarray]:
         """Word-level score matrices ``(tgt_words, src_words)`` of one scored pair for every setting
-        (sum over a source word's pieces, mean over a target word's), keyed like :meth:`links`."""
+        (sum over a source word's pieces, mean over a target word's), keyed like :meth:`links`. With
+        ``null`` each matrix has one more column, last: the target word's score on the source's special
+        tokens (EOS), the NULL mass that :mod:`align.links.calibration` uses."""
         out = {}
         for name, method, layer, shift, h in self.settings(spec, per_head_files):
             m = scores[(method, layer)]
             if m.ndim == 3:
                 m = m[h] if h is not None else m[list(spec.heads) if spec.heads else slice(None)].mean(0)
-            out[name] = aggregate_scores(select_rows(m, len(tgt.words), shift), src.words, tgt.words,
-                                         spec.src_reduce, spec.tgt_reduce)
+            w = aggregate_scores(select_rows(m, len(tgt.words), shift), src.words, tgt.words,
+                                 spec.src_reduce, spec.tgt_reduce, null=null)
+            out[name] = w[: int((tgt.words >= 0).any() and tgt.words.max() + 1)]  # no NULL row: not a word
         return out
 
     def align(self, sources: Sequence, targets: Sequence, methods: Iterable[str] = ("norm",),

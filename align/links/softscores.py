@@ -14,6 +14,10 @@ stored as 0. A sentence with an empty side has ``"q": ""``. So each row keeps it
 scale: the row maximum is 255. Reading accepts ``.gz`` (``.xz``, ``.zst``) files, LF or CRLF line
 ends and a UTF-8 byte order mark, as :mod:`align.links.formats` does; ``-`` is standard input.
 
+A file of probabilities (``align-extract --calibration`` writes ``NAME.probs.jsonl``) has
+``"scale": "absolute"`` in every line: its bytes are ``round(255 * p)`` for probabilities ``p`` in
+``[0, 1]``, not relative to the row maximum, so shading shows how sure each link is.
+
 Example: the (2, 3) matrix ``[[0.2, 0.6, 0.2], [0, 0, 0]]`` is ``[[85, 255, 85], [0, 0, 0]]``,
 the line ``{"tgt": 2, "src": 3, "q": "Vf9VAAAA"}``.
 """
@@ -60,11 +64,20 @@ def quantize_scores(m: np.ndarray) -> np.ndarray:
     return np.rint(q).astype(np.uint8)  # rint: nearest, ties to even (Python's round)
 
 
-def encode_scores(m: np.ndarray) -> str:
-    """One line (no newline) of a soft-score file for a (tgt_len, src_len) score matrix."""
-    q = quantize_scores(m)
-    return json.dumps({"tgt": int(q.shape[0]), "src": int(q.shape[1]),
-                       "q": base64.b64encode(q.tobytes()).decode("ascii")})
+def encode_scores(m: np.ndarray, absolute: bool = False) -> str:
+    """One line (no newline) of a soft-score file for a (tgt_len, src_len) score matrix; ``absolute``: the
+    matrix holds probabilities in [0, 1], stored as ``round(255 * p)`` with ``"scale": "absolute"``."""
+    if absolute:
+        a = np.asarray(m, dtype=np.float64)
+        if a.ndim != 2 or not np.isfinite(a).all():
+            raise ValueError(f"probability matrix of shape {a.shape}; expected a finite 2-D (tgt_len, src_len)")
+        q = np.rint(255.0 * np.clip(a, 0.0, 1.0)).astype(np.uint8)
+    else:
+        q = quantize_scores(m)
+    line = {"tgt": int(q.shape[0]), "src": int(q.shape[1]), "q": base64.b64encode(q.tobytes()).decode("ascii")}
+    if absolute:
+        line["scale"] = "absolute"
+    return json.dumps(line)
 
 
 def _size(obj: dict, key: str, path: str, lineno: int) -> int:

@@ -1,0 +1,169 @@
+"""align-calibrate: fit link probabilities and a sentence score for one setting of one model on gold sentences.
+
+``align-calibrate --model MODEL -t NAME --method norm --layer 0 --shift awi -o cal.json [--fit-on odd]``
+runs the model over a gold set's sentence pairs (a named test set, or ``--input PAIRS --gold GOLD``),
+fits :mod:`align.links.calibration` on the chosen sentences (all, or the odd or even lines: the
+others are then held out and the expected calibration error is measured on them too), and writes
+the calibration as JSON, keyed by the model's digest and the setting. ``align-extract --calibration
+cal.json`` then writes each link's probability and each pair's score. Exit status: 0 ok, 1 bad
+input (a missing or changed test set, a gold that does not fit the text, too few links), 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Sequence
+
+import numpy as np
+
+from ..links import testsets
+from ..links.calibration import CORRUPTIONS, CalibrationError, corrupt, fit_calibration, write_calibration
+from ..links.formats import FORMATS, AlignmentFormatError, check_links_in_range, read_alignments, read_text_pairs
+from .extract import LOADERS, _one_line, _quiet, framework_of, load_aligner
+
+FOLDS = ("all", "odd", "even")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="align-calibrate", description=__doc__.split("\n\n")[0].splitlines()[0],
+                                 epilog="Exit status: 0 ok, 1 bad input or model, 2 usage.")
+    ap.add_argument("--model", required=True, help="as align-extract's --model")
+    ap.add_argument("-t", "--test-set", metavar="NAME", help="a named gold test set (align-eval --list)")
+    ap.add_argument("-l", "--langs", metavar="SRC-TGT", help="with -t: the model's direction (default the set's)")
+    ap.add_argument("--testsets-dir", metavar="DIR", help="with -t: folder of the sets that are not shipped")
+    ap.add_argument("--input", help="'source ||| target' pairs (instead of -t), with --gold")
+    ap.add_argument("--gold", help="gold alignment of --input (talp by default)")
+    ap.add_argument("--gold-format", choices=FORMATS, default="talp")
+    ap.add_argument("--reverse-gold", action="store_true", help="the gold file is target first")
+    ap.add_argument("--method", default="norm", help="the attribution method (default norm)")
+    ap.add_argument("--layer", type=int, required=True, help="decoder layer, 0-based")
+    ap.add_argument("--shift", default="awi", help="awi or awo (default awi)")
+    ap.add_argument("--fit-on", choices=FOLDS, default="all", help="which gold sentences to fit on: all, or the odd "
+                    "(1st, 3rd, ...) or even lines, the others held out and measured (default all)")
+    ap.add_argument("-o", "--out", required=True, help="the calibration file to write (JSON)")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--framework", choices=list(LOADERS))
+    ap.add_argument("--seed", type=int, default=1, help="seed of the corrupted pairs (the sentence model's negatives)")
+    ap.add_argument("--format", choices=("text", "json"), default="text", help="the summary's format")
+    return ap
+
+
+def gold_cells(gold, k: int, t: int, s: int) -> np.ndarray:
+    """(T, S) 0/1 matrix of sentence ``k``'s gold links, sure and possible."""
+    cells = np.zeros((t, s))
+    for a, b in gold.links(k, "all"):
+        cells[b, a] = 1.0
+    return cells
+
+
+def fold_indices(n: int, fit_on: str) -> tuple[list[int], list[int]]:
+    """0-based sentence indices to fit on and to hold out: ``odd`` = lines 1, 3, ... (indices 0, 2, ...)."""
+    if fit_on == "all":
+        return list(range(n)), []
+    first = 0 if fit_on == "odd" else 1
+    fit = list(range(first, n, 2))
+    return fit, [k for k in range(n) if k % 2 != first]
+
+
+def score_matrices(aligner, spec, name: str, pairs: Sequence, batch_size: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(word scores (T, S), NULL mass (T,)) of setting ``name`` for every pair, in order."""
+    items = [(f"sentence {k + 1}", s, t) for k, (s, t) in enumerate(pairs)]
+    out = []
+    for _, se, te, sc in aligner.score_items(items, spec, batch_size):
+        w = aligner.word_scores(se, te, sc, spec, null=True)[name]
+        out.append((w[:, :-1], w[:, -1]))
+    return out
+
+
+def read_gold_pairs(args) -> tuple[list, object, str]:
+    """The sentence pairs, the gold and a name for them (``-t``'s signature, or the files)."""
+    if args.test_set:
+        ts = testsets.load(args.test_set, args.langs, args.testsets_dir)
+        return list(zip(ts.src, ts.tgt)), ts.gold, ts.signature()
+    pairs = read_text_pairs(args.input)
+    gold = read_alignments(args.gold, args.gold_format, reverse=args.reverse_gold)
+    check_links_in_range(gold, [len(s) for s, _ in pairs], [len(t) for _, t in pairs], args.gold)
+    return pairs, gold, f"{args.gold} / {args.input}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """align-calibrate: see the module docstring."""
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    t0 = time.time()
+    if bool(args.test_set) == bool(args.input or args.gold) or (args.input is None) != (args.gold is None) \
+            and not args.test_set:
+        ap.error("give -t NAME, or --input PAIRS with --gold GOLD")
+    _quiet()
+    try:
+        pairs, gold, source = read_gold_pairs(args)
+    except testsets.UnknownTestSetError as e:
+        ap.error(str(e))
+    except (AlignmentFormatError, ValueError, OSError) as e:
+        print(f"align-calibrate: {_one_line(e)}", file=sys.stderr)
+        return 1
+    import torch
+
+    fw = args.framework or framework_of(args.model)
+    try:
+        aligner = load_aligner(args.model, fw, device=args.device, dtype=torch.float32)
+    except Exception as e:  # a framework's own error types too: one line
+        print(f"align-calibrate: {args.model}: {_one_line(e)}", file=sys.stderr)
+        return 1
+    try:
+        spec = aligner.spec([args.method], [args.layer], [args.shift])
+    except ValueError as e:
+        ap.error(str(e))
+    name = aligner.settings(spec)[0][0]
+    fit, held = fold_indices(len(pairs), args.fit_on)
+    try:
+        mats = score_matrices(aligner, spec, name, pairs, args.batch_size)
+        fit_pairs = [pairs[k] for k in fit]
+        negatives = [m for kind in CORRUPTIONS
+                     for m in score_matrices(aligner, spec, name, corrupt(fit_pairs, kind, args.seed), args.batch_size)]
+        cells = [gold_cells(gold, k, *mats[k][0].shape) for k in range(len(pairs))]
+        identity = {k: v for k, v in aligner.identity().items() if k != "path"}
+        setting = calibration_setting(spec, args.method, args.layer, args.shift)
+        cal = fit_calibration([mats[k] for k in fit], [cells[k] for k in fit], negatives, identity, setting,
+                              {"gold": source, "fold": args.fit_on, "seed": args.seed})
+    except (ValueError, OSError) as e:  # CalibrationError (too few links), a word-map or length error: one line
+        print(f"align-calibrate: {_one_line(e)}", file=sys.stderr)
+        return 1
+    from eval.metrics import expected_calibration_error
+
+    def ece(ks: list[int]) -> float:
+        p = np.concatenate([cal.probabilities(*mats[k]).ravel() for k in ks])
+        return expected_calibration_error(p, np.concatenate([cells[k].ravel() for k in ks]))
+
+    cal.measured = {"ece_fitted": ece(fit)}
+    if held:
+        cal.measured.update(ece_held_out=ece(held), held_out_sentences=len(held))
+    try:
+        write_calibration(args.out, cal)
+    except OSError as e:
+        print(f"align-calibrate: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    summary = {"out": args.out, "setting": name, "fitted_on": cal.fitted_on, "measured": cal.measured,
+               "seconds": round(time.time() - t0, 1)}
+    if args.format == "json":
+        print(json.dumps(summary))
+    else:
+        held_text = (f"; held out {len(held)}: ECE {cal.measured['ece_held_out']:.4f}" if held else "")
+        print(f"calibrated {name} of {args.model} on {len(fit)} sentences ({cal.fitted_on['gold_links']} gold links "
+              f"in {cal.fitted_on['cells']} cells): ECE {cal.measured['ece_fitted']:.4f}{held_text} -> {args.out}")
+    return 0
+
+
+def calibration_setting(spec, method: str, layer: int, shift: str) -> dict:
+    """The setting a calibration holds for (what align-extract --calibration checks)."""
+    return {"method": method, "layer": layer, "shift": shift, "level": spec.level,
+            "heads": list(spec.heads) if spec.heads else "all", "src_reduce": spec.src_reduce,
+            "tgt_reduce": spec.tgt_reduce}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,275 @@
+"""Link probabilities and a sentence alignment score from attribution scores (numpy only).
+
+An attention weight, a norm or an ALTI+ share is not a probability: the same value means different
+things for different methods, layers and models. A :class:`Calibration` maps what one setting
+(model, method, layer, shift) gives a cell to P(the cell is a gold link), fitted on gold sentences:
+
+- cell features (:data:`CELL_FEATURES`, from the word-level ``(tgt_len, src_len)`` score matrix and each
+  target word's score on the special tokens (EOS), the "NULL" mass): the cell's share of its row and
+  column, its ratio to the row and column maximum, whether it is the row's and the column's argmax,
+  the shares relative to uniform (log), the sentence lengths (log) and the row's NULL share;
+- a logistic regression over them (:class:`Logistic`, fitted by Newton's method with a small L2
+  penalty). Why logistic regression and not isotonic regression: the features are many and the
+  model must carry between sentences of different lengths; isotonic regression maps one score
+  monotonically and would need one fit per length. A dozen weights store in a small JSON file, and the
+  fitted probabilities are calibrated by construction where the features describe the cells (the
+  score equations of logistic regression make the mean prediction equal the rate of gold links in
+  every direction of the features).
+
+The label is "the cell is a gold link, sure or possible" (the ``P`` set of Och & Ney 2003, what
+precision counts).
+
+A sentence score in ``[0, 1]`` says whether the pair aligns at all: a second logistic regression
+over the pair's link probabilities (:data:`SENTENCE_FEATURES`: how well each side's words are
+covered by their best link, the expected number of links per word, and the length ratio), fitted on
+the gold pairs against corrupted copies of them (target shuffled among pairs, cut to its first half,
+another pair's target appended): P(the pair is a translation) under that model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+CELL_FEATURES = ("row_share", "col_share", "row_ratio", "col_ratio", "row_argmax", "col_argmax", "both_argmax",
+                 "log_row_vs_uniform", "log_col_vs_uniform", "log_src_len", "log_tgt_len", "null_share")
+"""What each cell is described by, in order (see :func:`cell_features`)."""
+
+SENTENCE_FEATURES = ("tgt_coverage", "src_coverage", "coverage_hmean", "links_per_tgt_word", "links_per_src_word",
+                     "abs_log_length_ratio", "log_length_ratio")
+"""What each sentence pair is described by, in order (see :func:`sentence_features`)."""
+
+CORRUPTIONS = ("shuffled", "truncated", "appended")
+"""How the negatives of the sentence model are made from gold pairs (see :func:`corrupt`)."""
+
+FORMAT = "norm-align/calibration"
+MIN_LINKS = 50
+"""Fewest gold links (and as many non-links) a cell model is fitted on."""
+MIN_SENTENCES = 10
+"""Fewest gold sentences a calibration is fitted on (each gives one positive and three negatives)."""
+
+_EPS = 1e-12
+
+
+class CalibrationError(ValueError):
+    """A calibration file that is malformed, or used with another model or setting than it was fitted on."""
+
+
+def cell_features(scores: np.ndarray, null: np.ndarray | None = None) -> np.ndarray:
+    """(T, S) word scores and (T,) NULL mass -> (T * S, len(CELL_FEATURES)) features, cells row-major.
+
+    Negative scores count as 0. A row or column of zeros has shares and ratios 0 and no argmax.
+    """
+    m = np.maximum(np.asarray(scores, dtype=np.float64), 0.0)
+    t, s = m.shape
+    if t == 0 or s == 0:
+        return np.zeros((0, len(CELL_FEATURES)))
+    row_sum, col_sum = m.sum(1, keepdims=True), m.sum(0, keepdims=True)
+    row_max, col_max = m.max(1, keepdims=True), m.max(0, keepdims=True)
+    rs, cs = m / (row_sum + _EPS), m / (col_sum + _EPS)
+    ra = ((m == row_max) & (row_max > 0)).astype(np.float64)
+    ca = ((m == col_max) & (col_max > 0)).astype(np.float64)
+    nul = np.zeros((t, 1)) if null is None else np.maximum(np.asarray(null, dtype=np.float64), 0.0).reshape(t, 1)
+    cols = [rs, cs, m / (row_max + _EPS), m / (col_max + _EPS), ra, ca, ra * ca,
+            np.log(rs * s + 1e-4), np.log(cs * t + 1e-4), np.full_like(m, math.log(s)), np.full_like(m, math.log(t)),
+            np.broadcast_to(nul / (row_sum + nul + _EPS), m.shape)]
+    return np.stack([c.ravel() for c in cols], axis=1)
+
+
+def sentence_features(probs: np.ndarray) -> np.ndarray:
+    """(T, S) link probabilities -> (len(SENTENCE_FEATURES),) features of the pair (zeros for an empty side)."""
+    p = np.asarray(probs, dtype=np.float64)
+    t, s = p.shape
+    if t == 0 or s == 0:
+        return np.zeros(len(SENTENCE_FEATURES))
+    ct, cs = p.max(1).mean(), p.max(0).mean()
+    ratio = math.log(t / s)
+    return np.array([ct, cs, 2 * ct * cs / (ct + cs + _EPS), p.sum() / t, p.sum() / s, abs(ratio), ratio])
+
+
+@dataclass(frozen=True)
+class Logistic:
+    """``P(y = 1 | x) = sigmoid(w0 + w . (x - mean) / scale)``: a logistic regression on standardized features."""
+
+    features: tuple[str, ...]
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray  # (1 + n_features,): intercept first
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """(n, n_features) -> (n,) probabilities."""
+        z = (np.asarray(x, dtype=np.float64) - self.mean) / self.scale
+        return 1.0 / (1.0 + np.exp(-np.clip(self.weights[0] + z @ self.weights[1:], -500, 500)))
+
+    def to_dict(self) -> dict:
+        return {"features": list(self.features), "mean": self.mean.tolist(), "scale": self.scale.tolist(),
+                "weights": self.weights.tolist()}
+
+    @classmethod
+    def from_dict(cls, d: dict, features: Sequence[str], where: str) -> "Logistic":
+        """Read one model of a calibration file; CalibrationError naming ``where`` if it is malformed."""
+        if not isinstance(d, dict) or list(d.get("features", [])) != list(features):
+            raise CalibrationError(f"{where}: features {d.get('features') if isinstance(d, dict) else d!r}; "
+                                   f"expected {list(features)}")
+        try:
+            mean, scale, w = (np.array(d[k], dtype=np.float64) for k in ("mean", "scale", "weights"))
+        except (KeyError, TypeError, ValueError):
+            raise CalibrationError(f"{where}: expected numbers under 'mean', 'scale' and 'weights'") from None
+        n = len(features)
+        if mean.shape != (n,) or scale.shape != (n,) or w.shape != (n + 1,) or not (
+                np.isfinite(mean).all() and np.isfinite(w).all() and (scale > 0).all()):
+            raise CalibrationError(f"{where}: expected {n} means, {n} positive scales and {n + 1} finite weights")
+        return cls(tuple(features), mean, scale, w)
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, features: Sequence[str], l2: float = 1e-2,
+                 iterations: int = 50) -> Logistic:
+    """Fit :class:`Logistic` to (n, k) features and (n,) 0/1 labels by Newton's method; ``l2`` penalizes the
+    weights (not the intercept), so separable data still give finite weights."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    mean, scale = x.mean(0), x.std(0)
+    scale = np.where(scale > 0, scale, 1.0)
+    z = np.c_[np.ones(len(x)), (x - mean) / scale]
+    w = np.zeros(z.shape[1])
+    w[0] = math.log((y.mean() + 1e-6) / (1 - y.mean() + 1e-6))
+    penalty = np.diag(np.r_[0.0, np.full(z.shape[1] - 1, l2)])
+
+    def loss(v: np.ndarray) -> float:  # penalized negative log-likelihood; logaddexp keeps it finite
+        a = z @ v
+        return float(np.sum(np.logaddexp(0.0, a) - y * a) + 0.5 * v @ penalty @ v)
+
+    current = loss(w)
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -500, 500)))
+        grad = z.T @ (p - y) + penalty @ w
+        hess = (z * (p * (1 - p))[:, None]).T @ z + penalty + 1e-9 * np.eye(len(w))
+        step = np.linalg.solve(hess, grad)
+        t = 1.0  # Newton's step, halved until the loss goes down (collinear features make the full step overshoot)
+        while t > 1e-10 and loss(w - t * step) > current:
+            t /= 2
+        w = w - t * step
+        previous, current = current, loss(w)
+        if np.abs(t * step).max() < 1e-8 or previous - current < 1e-10 * max(1.0, abs(current)):
+            break
+    return Logistic(tuple(features), mean, scale, w)
+
+
+def corrupt(pairs: Sequence[tuple[list[str], list[str]]], kind: str, seed: int = 1) -> list[tuple[list[str], list[str]]]:
+    """Corrupted copies of sentence pairs: ``shuffled`` (each target replaced by another pair's), ``truncated``
+    (the target cut to its first half, at least one word) or ``appended`` (another pair's target appended)."""
+    n = len(pairs)
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    other = [order[i] if order[i] != i or n == 1 else order[(i + 1) % n] for i in range(n)]
+    if kind == "shuffled":
+        return [(s, pairs[other[i]][1]) for i, (s, _) in enumerate(pairs)]
+    if kind == "truncated":
+        return [(s, t[: max(1, len(t) // 2)]) for s, t in pairs]
+    if kind == "appended":
+        return [(s, t + pairs[other[i]][1]) for i, (s, t) in enumerate(pairs)]
+    raise ValueError(f"unknown corruption {kind!r}; valid: {', '.join(CORRUPTIONS)}")
+
+
+@dataclass
+class Calibration:
+    """A fitted calibration of one setting of one model: link probabilities and a sentence score."""
+
+    model: dict
+    setting: dict
+    cells: Logistic
+    sentence: Logistic
+    fitted_on: dict = field(default_factory=dict)
+    measured: dict = field(default_factory=dict)
+
+    def probabilities(self, scores: np.ndarray, null: np.ndarray | None = None) -> np.ndarray:
+        """(T, S) word scores (and (T,) NULL mass) -> (T, S) P(gold link)."""
+        t, s = np.shape(scores)
+        if t == 0 or s == 0:
+            return np.zeros((t, s))
+        return self.cells.predict(cell_features(scores, null)).reshape(t, s)
+
+    def sentence_score(self, probs: np.ndarray) -> float:
+        """(T, S) link probabilities -> P(the pair is a translation) in [0, 1] (0 for an empty side)."""
+        if 0 in np.shape(probs):
+            return 0.0
+        return float(self.sentence.predict(sentence_features(probs)[None])[0])
+
+    def check(self, model: dict, setting: dict, path: str = "calibration") -> None:
+        """CalibrationError naming the first field in which ``model`` or ``setting`` differs from the fitted ones."""
+        for what, want, got in (("model", self.model, model), ("setting", self.setting, setting)):
+            for key in sorted(set(want) | set(got)):
+                if key == "path":
+                    continue
+                if want.get(key) != got.get(key):
+                    raise CalibrationError(f"{path}: fitted on {what} {key}={want.get(key)!r}; this run has "
+                                           f"{key}={got.get(key)!r} (a calibration holds for one model and setting)")
+
+    def to_json(self) -> str:
+        from .. import __version__
+        return json.dumps({"format": FORMAT, "version": 1, "package": __version__, "model": self.model,
+                           "setting": self.setting, "cells": self.cells.to_dict(),
+                           "sentence": self.sentence.to_dict(), "fitted_on": self.fitted_on,
+                           "measured": self.measured}, indent=1) + "\n"
+
+
+def read_calibration(path: str) -> Calibration:
+    """Read a calibration file; CalibrationError naming the file and what is wrong."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            d = json.load(f)
+    except OSError as e:
+        raise CalibrationError(f"{path}: cannot read: {e.strerror or e}") from None
+    except (ValueError, UnicodeDecodeError):
+        raise CalibrationError(f"{path}: not JSON; expected a calibration file written by align-calibrate") from None
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise CalibrationError(f"{path}: format {d.get('format') if isinstance(d, dict) else None!r}; expected "
+                               f"{FORMAT!r} (a file written by align-calibrate)")
+    for key in ("model", "setting"):
+        if not isinstance(d.get(key), dict):
+            raise CalibrationError(f"{path}: no {key!r} object; expected the model and setting it was fitted on")
+    return Calibration(d["model"], d["setting"], Logistic.from_dict(d.get("cells"), CELL_FEATURES, f"{path}: cells"),
+                       Logistic.from_dict(d.get("sentence"), SENTENCE_FEATURES, f"{path}: sentence"),
+                       d.get("fitted_on") or {}, d.get("measured") or {})
+
+
+def write_calibration(path: str, calibration: Calibration) -> None:
+    """Write atomically (no partial file is ever left)."""
+    from .formats import write_text_atomic
+    write_text_atomic(os.fspath(path), calibration.to_json())
+
+
+def fit_calibration(matrices: Sequence[tuple[np.ndarray, np.ndarray | None]], gold_cells: Sequence[np.ndarray],
+                    negatives: Sequence[tuple[np.ndarray, np.ndarray | None]], model: dict, setting: dict,
+                    fitted_on: dict) -> Calibration:
+    """Fit a calibration from the gold sentences' (scores, NULL mass) and their (T, S) 0/1 gold cells, and the
+    (scores, NULL mass) of corrupted pairs (the sentence model's negatives). CalibrationError if there are
+    too few gold sentences or links to fit (:data:`MIN_SENTENCES`, :data:`MIN_LINKS`)."""
+    if len(matrices) != len(gold_cells):
+        raise CalibrationError(f"{len(matrices)} score matrices but {len(gold_cells)} gold sentences; expected one each")
+    x = [cell_features(m, n) for m, n in matrices]
+    y = [np.asarray(g, dtype=np.float64).ravel() for g in gold_cells]
+    for k, ((m, _), g) in enumerate(zip(matrices, gold_cells)):
+        if np.shape(m) != np.shape(g):
+            raise CalibrationError(f"sentence {k + 1}: scores of shape {np.shape(m)} but gold cells of shape "
+                                   f"{np.shape(g)}; expected the same (tgt_len, src_len)")
+    labels = np.concatenate(y) if y else np.zeros(0)
+    links, cells = int(labels.sum()), len(labels)
+    if len(matrices) < MIN_SENTENCES or links < MIN_LINKS or cells - links < MIN_LINKS:
+        raise CalibrationError(f"{len(matrices)} sentences with {links} gold links in {cells} cells; fitting needs at "
+                               f"least {MIN_SENTENCES} sentences, {MIN_LINKS} gold links and {MIN_LINKS} other cells")
+    cell_model = fit_logistic(np.vstack(x), labels, CELL_FEATURES)
+    cal = Calibration(model, setting, cell_model, Logistic(SENTENCE_FEATURES, np.zeros(len(SENTENCE_FEATURES)),
+                                                           np.ones(len(SENTENCE_FEATURES)),
+                                                           np.zeros(len(SENTENCE_FEATURES) + 1)))
+    pos = [sentence_features(cal.probabilities(m, n)) for m, n in matrices]
+    neg = [sentence_features(cal.probabilities(m, n)) for m, n in negatives]
+    cal.sentence = fit_logistic(np.array(pos + neg), np.r_[np.ones(len(pos)), np.zeros(len(neg))], SENTENCE_FEATURES)
+    cal.fitted_on = {**fitted_on, "sentences": len(matrices), "cells": cells, "gold_links": links,
+                     "negatives": len(neg)}
+    return cal
