@@ -228,13 +228,27 @@ def roc_auc(positive: np.ndarray, negative: np.ndarray) -> float:
     pos, neg = np.asarray(positive, dtype=np.float64), np.asarray(negative, dtype=np.float64)
     if not len(pos) or not len(neg):
         raise ValueError("ROC-AUC needs at least one positive and one negative")
-    values = np.concatenate([pos, neg])
-    order = values.argsort(kind="mergesort")
-    ranks = np.empty(len(values))
-    sorted_v = values[order]
-    # average ranks of ties
-    starts = np.r_[0, np.flatnonzero(np.diff(sorted_v)) + 1]
-    ends = np.r_[starts[1:], len(values)]
-    for a, b in zip(starts, ends):
-        ranks[order[a:b]] = (a + b + 1) / 2
+    ranks = _ranks(np.concatenate([pos, neg]))
     return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """1-based ranks, ties given their average rank."""
+    x = np.asarray(x, dtype=np.float64)
+    order = x.argsort(kind="mergesort")
+    ranks = np.empty(len(x))
+    sx = x[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(sx)) + 1]
+    for a, b in zip(starts, np.r_[starts[1:], len(x)]):
+        ranks[order[a:b]] = (a + b + 1) / 2
+    return ranks
+
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rank correlation (Pearson's of the tie-averaged ranks); NaN if either side is constant."""
+    ra, rb = _ranks(a), _ranks(b)
+    if len(ra) != len(rb):
+        raise ValueError(f"{len(ra)} and {len(rb)} values; expected as many on each side")
+    if ra.std() == 0 or rb.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(ra, rb)[0, 1])

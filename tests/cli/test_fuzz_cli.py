@@ -143,3 +143,19 @@ def test_align_extract_bad_input(tmp_path, capsys, data):
     if code == 1:
         assert pairs in err.strip().splitlines()[-1]
         assert not (tmp_path / "o").exists() or os.listdir(tmp_path / "o") == []  # no partial output
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=RAW)
+def test_align_eval_named_test_set(tmp_path, capsys, data):
+    from eval.cli import main
+    code, err = _call(main, ["-t", "hansards", _file(tmp_path, "h.txt", data)], capsys)
+    _check(code, err)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=RAW)
+def test_calibration_file(tmp_path, data):
+    from align.links.calibration import CalibrationError, read_calibration
+    with pytest.raises(CalibrationError):  # random bytes are never a calibration; one error, naming the file
+        read_calibration(_file(tmp_path, "c.json", data))

@@ -125,3 +125,22 @@ def test_block_counts_concatenate_to_the_corpus_counts():
     # |A| = 4, |S| = 3, |A&S| = 2, |A&P| = 3 over 2 sentences: AER 2/7, as test_by_hand
     s = score_totals(np.array([4, 3, 2, 3]), 2)
     assert s == score_counts(joined) and s.aer == pytest.approx(2 / 7) and s.sentences == 2
+
+
+def test_calibration_error_and_reliability_by_hand():
+    from eval.metrics import expected_calibration_error, reliability
+    # bin 0: p 0.05, y 0 -> |0.05 - 0| = 0.05, weight 1/3; bin 9: p 0.95 (mean), y 0.5 -> 0.45, weight 2/3
+    assert expected_calibration_error([0.05, 0.95, 0.95], [0, 1, 0]) == pytest.approx(0.05 / 3 + 0.45 * 2 / 3)
+    bins = reliability([0.05, 0.95, 0.95], [0, 1, 0])
+    assert bins[0]["count"] == 1 and bins[9]["positive_rate"] == 0.5 and bins[5]["mean_probability"] is None
+    assert expected_calibration_error([1.0], [1]) == 0.0  # p = 1 falls in the last bin
+
+
+def test_roc_auc_and_spearman_by_hand():
+    from eval.metrics import roc_auc, spearman
+    # pairs (3,1) (3,2) (2,1) win, (2,2) ties: 3.5 / 4
+    assert roc_auc([3, 2], [1, 2]) == 0.875 and roc_auc([1], [2]) == 0.0
+    # d = 0, 1, 1, 0: 1 - 6 * 2 / (4 * 15) = 0.8
+    assert spearman([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)
+    with pytest.raises(ValueError, match="at least one positive"):
+        roc_auc([], [1])

@@ -1,0 +1,117 @@
+"""align-calibrate and align-extract --calibration end to end on the shipped En-Fr model (60 Hansards pairs)."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fairseq")
+pytestmark = pytest.mark.fairseq
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODEL = os.path.join(ROOT, "data", "models", "enfr")
+
+
+@pytest.fixture(scope="module")
+def gold_pairs(tmp_path_factory):
+    from align.links import testsets
+    from align.links.formats import write_alignments
+    ts = testsets.load("hansards")
+    d = tmp_path_factory.mktemp("cal")
+    (d / "pairs.txt").write_text("".join(line + "\n" for line in ts.text_lines()[:60]), encoding="utf-8")
+    write_alignments(ts.gold.select(list(range(60))), str(d / "gold.talp"), "talp")
+    return d
+
+
+def calibrate(*args):
+    from align.cli.calibrate import main
+    return main(list(args))
+
+
+def extract(*args):
+    from align.cli.extract import main
+    return main(list(args))
+
+
+@pytest.fixture(scope="module")
+def cal(gold_pairs):
+    out = gold_pairs / "cal.json"
+    assert calibrate("--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--gold", str(gold_pairs / "gold.talp"),
+                     "--method", "norm", "--layer", "0", "--fit-on", "odd", "-o", str(out)) == 0
+    return out
+
+
+def test_calibration_file(cal, capsys):
+    d = json.loads(cal.read_text())
+    assert d["format"] == "norm-align/calibration" and d["setting"]["method"] == "norm" and d["setting"]["layer"] == 0
+    assert d["fitted_on"]["sentences"] == 30 and d["fitted_on"]["negatives"] == 90  # 3 corruptions of 30 pairs
+    assert d["measured"]["held_out_sentences"] == 30 and 0 <= d["measured"]["ece_held_out"] < 0.1
+    assert len(d["model"]["sha256"]) == 64
+
+
+def test_extract_writes_probabilities_and_sentence_scores(cal, gold_pairs, tmp_path):
+    from align.links.softscores import read_scores
+    out = tmp_path / "dump"
+    assert extract("--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--out", str(out), "--methods", "norm,attn",
+                   "--layers", "0", "--calibration", str(cal), "--sentence-scores") == 0
+    links = (out / "norm-awi-layer0.align").read_text().splitlines()
+    probs = (out / "norm-awi-layer0.probs").read_text().splitlines()
+    assert len(links) == len(probs) == 60 and all(len(a.split()) == len(p.split()) for a, p in zip(links, probs))
+    assert all(0 <= float(x) <= 1 for line in probs for x in line.split())
+    mats = read_scores(str(out / "norm-awi-layer0.probs.jsonl"))
+    # the probability written beside each link is the cell's in the matrix (to the byte's precision)
+    for line, pline, m in zip(links[:10], probs[:10], mats[:10]):
+        for tok, p in zip(line.split(), pline.split()):
+            s, t = map(int, tok.split("-"))
+            assert abs(m[t, s] / 255 - float(p)) <= 0.5 / 255 + 1e-4
+    rows = [r.split("\t") for r in (out / "sentence_scores.tsv").read_text().splitlines()]
+    assert [int(r[0]) for r in rows] == list(range(1, 61)) and all(0 <= float(r[1]) <= 1 for r in rows)
+    man = json.loads((out / "manifest.json").read_text())
+    assert "norm-awi-layer0.probs" in man["files"] and man["signature"]["settings"]["calibration"]["sha256"]
+    assert not (out / "attn-awi-layer0.probs").exists()
+
+
+def test_probability_threshold_decodes(cal, gold_pairs, tmp_path):
+    out = tmp_path / "thr"
+    assert extract("--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--out", str(out), "--methods", "norm",
+                   "--layers", "0", "--calibration", str(cal), "--prob-threshold", "0.9") == 0
+    probs = [float(x) for line in (out / "norm-awi-layer0.probs").read_text().splitlines() for x in line.split()]
+    assert probs and min(probs) >= 0.9
+
+
+def test_calibration_of_another_model_or_setting(cal, gold_pairs, tmp_path, capsys):
+    d = json.loads(cal.read_text())
+    d["model"]["sha256"] = "0" * 64
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(d))
+    args = ["--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--out", str(tmp_path / "o"), "--methods", "norm",
+            "--layers", "0", "--calibration"]
+    assert extract(*args, str(other)) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "fitted on model sha256='0000" in err and not (tmp_path / "o").exists()
+    with pytest.raises(SystemExit) as e:
+        extract(*args[:-2], "1", "--calibration", str(cal))
+    assert e.value.code == 2 and "does not compute that setting" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        extract("--model", MODEL, "--input", "x", "--prob-threshold", "0.5")
+    assert e.value.code == 2
+
+
+def test_too_few_links_is_one_line(gold_pairs, tmp_path, capsys):
+    small = tmp_path / "p.txt"
+    small.write_text("".join((gold_pairs / "pairs.txt").read_text().splitlines(True)[:4]))
+    g = tmp_path / "g.talp"
+    g.write_text("".join((gold_pairs / "gold.talp").read_text().splitlines(True)[:4]))
+    assert calibrate("--model", MODEL, "--input", str(small), "--gold", str(g), "--layer", "0", "-o",
+                     str(tmp_path / "c.json")) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "fitting needs at least 10 sentences" in err and not (tmp_path / "c.json").exists()
+
+
+def test_gold_that_does_not_fit_the_text(gold_pairs, tmp_path, capsys):
+    g = tmp_path / "g.talp"
+    g.write_text("".join((gold_pairs / "gold.talp").read_text().splitlines(True)[1:]))  # shifted by one line
+    assert calibrate("--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--gold", str(g), "--layer", "0",
+                     "-o", str(tmp_path / "c.json")) == 1
+    assert str(g) in capsys.readouterr().err
+    np.testing.assert_equal((tmp_path / "c.json").exists(), False)

@@ -1,0 +1,122 @@
+"""align.links.calibration: cell and sentence features by hand, the logistic fit at its optimum, files, checks."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from align.links import calibration as C
+
+
+def test_cell_features_by_hand():
+    # m = [[3, 1], [0, 2]], NULL mass [1, 0]: row sums 4, 2; column sums 3, 3; row maxima 3, 2; column maxima 3, 2
+    f = C.cell_features(np.array([[3.0, 1.0], [0.0, 2.0]]), np.array([1.0, 0.0]))
+    assert f.shape == (4, len(C.CELL_FEATURES))
+    col = {name: f[:, i] for i, name in enumerate(C.CELL_FEATURES)}
+    np.testing.assert_allclose(col["row_share"], [0.75, 0.25, 0.0, 1.0])
+    np.testing.assert_allclose(col["col_share"], [1.0, 1 / 3, 0.0, 2 / 3])
+    np.testing.assert_allclose(col["row_ratio"], [1.0, 1 / 3, 0.0, 1.0])
+    np.testing.assert_allclose(col["col_ratio"], [1.0, 0.5, 0.0, 1.0])
+    np.testing.assert_array_equal(col["row_argmax"], [1, 0, 0, 1])
+    np.testing.assert_array_equal(col["both_argmax"], [1, 0, 0, 1])
+    np.testing.assert_allclose(col["log_row_vs_uniform"], np.log([1.5 + 1e-4, 0.5 + 1e-4, 1e-4, 2 + 1e-4]))
+    np.testing.assert_allclose(col["log_src_len"], math.log(2))
+    np.testing.assert_allclose(col["null_share"], [0.2, 0.2, 0.0, 0.0])  # 1 / (4 + 1), 0 / (2 + 0)
+
+
+def test_a_row_of_zeros_has_no_argmax_and_negative_scores_count_as_zero():
+    f = C.cell_features(np.array([[0.0, 0.0], [-1.0, 2.0]]))
+    col = {name: f[:, i] for i, name in enumerate(C.CELL_FEATURES)}
+    np.testing.assert_array_equal(col["row_argmax"], [0, 0, 0, 1])
+    np.testing.assert_allclose(col["row_share"], [0, 0, 0, 1])
+    assert C.cell_features(np.zeros((0, 3))).shape == (0, len(C.CELL_FEATURES))
+
+
+def test_sentence_features_by_hand():
+    # p = [[0.9, 0.1], [0.2, 0.6], [0.0, 0.3]]: row maxima 0.9, 0.6, 0.3 (mean 0.6); column maxima 0.9, 0.6 (0.75)
+    f = dict(zip(C.SENTENCE_FEATURES, C.sentence_features(np.array([[0.9, 0.1], [0.2, 0.6], [0.0, 0.3]]))))
+    assert f["tgt_coverage"] == pytest.approx(0.6) and f["src_coverage"] == pytest.approx(0.75)
+    assert f["coverage_hmean"] == pytest.approx(2 * 0.6 * 0.75 / 1.35)
+    assert f["links_per_tgt_word"] == pytest.approx(2.1 / 3) and f["links_per_src_word"] == pytest.approx(2.1 / 2)
+    assert f["log_length_ratio"] == pytest.approx(math.log(3 / 2)) and f["abs_log_length_ratio"] > 0
+
+
+def test_logistic_fit_is_at_its_optimum():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2000, 3))
+    x = np.c_[x, x[:, 0] + 1e-3 * rng.normal(size=2000)]  # a nearly collinear column, as the cell features have
+    y = (rng.random(2000) < 1 / (1 + np.exp(-(0.5 + 2 * x[:, 0] - x[:, 1])))).astype(float)
+    model = C.fit_logistic(x, y, ("a", "b", "c", "d"), l2=1e-2)
+    z = np.c_[np.ones(len(x)), (x - model.mean) / model.scale]
+    p = model.predict(x)
+    grad = z.T @ (p - y) + np.r_[0.0, 1e-2 * model.weights[1:]]
+    assert np.abs(grad).max() < 1e-6  # the penalized score equations hold
+    assert p.mean() == pytest.approx(y.mean(), abs=1e-9)  # the unpenalized intercept: mean prediction = rate
+
+
+def test_corruptions():
+    pairs = [(["a"], ["x", "y"]), (["b"], ["z"]), (["c"], ["u", "v", "w"])]
+    shuffled = C.corrupt(pairs, "shuffled")
+    assert all(t != pairs[i][1] for i, (_, t) in enumerate(shuffled)) and sorted(map(tuple, (t for _, t in shuffled))) \
+        == sorted(tuple(t) for _, t in pairs)
+    assert C.corrupt(pairs, "truncated") == [(["a"], ["x"]), (["b"], ["z"]), (["c"], ["u"])]
+    appended = C.corrupt(pairs, "appended")
+    assert all(t[: len(pairs[i][1])] == pairs[i][1] and len(t) > len(pairs[i][1]) for i, (_, t) in enumerate(appended))
+    with pytest.raises(ValueError, match="valid: shuffled, truncated, appended"):
+        C.corrupt(pairs, "reversed")
+
+
+def _toy_fit(n=40, model=None):
+    rng = np.random.default_rng(1)
+    mats, cells = [], []
+    for _ in range(n):
+        t, s = rng.integers(2, 6, size=2)
+        gold = np.zeros((t, s))
+        gold[np.arange(t), rng.integers(0, s, size=t)] = 1
+        mats.append((gold * 3 + rng.random((t, s)), rng.random(t)))
+        cells.append(gold)
+    negatives = [(rng.random(m.shape), rng.random(m.shape[0])) for m, _ in mats]
+    return C.fit_calibration(mats, cells, negatives, model or {"sha256": "abc"}, {"method": "norm", "layer": 0},
+                             {"gold": "toy"})
+
+
+def test_fit_round_trip_and_checks(tmp_path):
+    cal = _toy_fit()
+    path = tmp_path / "cal.json"
+    C.write_calibration(path, cal)
+    back = C.read_calibration(str(path))
+    m = np.array([[3.5, 0.2], [0.1, 3.2]])
+    np.testing.assert_allclose(back.probabilities(m, np.zeros(2)), cal.probabilities(m, np.zeros(2)))
+    assert 0 <= back.sentence_score(back.probabilities(m)) <= 1 and back.fitted_on["sentences"] == 40
+    back.check({"sha256": "abc", "path": "elsewhere"}, {"method": "norm", "layer": 0})
+    with pytest.raises(C.CalibrationError, match="fitted on model sha256='abc'; this run has sha256='def'"):
+        back.check({"sha256": "def"}, {"method": "norm", "layer": 0})
+    with pytest.raises(C.CalibrationError, match="fitted on setting layer=0; this run has layer=1"):
+        back.check({"sha256": "abc"}, {"method": "norm", "layer": 1})
+
+
+def test_too_few_links_says_how_many_are_needed():
+    with pytest.raises(C.CalibrationError, match=r"3 sentences .* needs at least 10 sentences, 50 gold links"):
+        C.fit_calibration([(np.ones((2, 2)), None)] * 3, [np.eye(2)] * 3, [], {}, {}, {})
+
+
+@pytest.mark.parametrize("text,message", [
+    ("{", "not JSON"),
+    ('{"format": "other"}', "format 'other'; expected 'norm-align/calibration'"),
+    ('{"format": "norm-align/calibration", "model": {}, "setting": {}, "cells": {"features": ["x"]}}',
+     "cells: features"),
+])
+def test_bad_calibration_files(tmp_path, text, message):
+    p = tmp_path / "c.json"
+    p.write_text(text)
+    with pytest.raises(C.CalibrationError, match=message) as e:
+        C.read_calibration(str(p))
+    assert str(p) in str(e.value)
+
+
+def test_absolute_soft_scores_keep_the_probability():
+    from align.links.softscores import decode_scores, encode_scores
+    line = encode_scores(np.array([[0.5, 1.0, 0.0]]), absolute=True)
+    assert json.loads(line)["scale"] == "absolute"
+    np.testing.assert_array_equal(decode_scores(line, "x", 1), [[128, 255, 0]])  # rint(127.5) = 128 (ties to even)
