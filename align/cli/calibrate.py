@@ -31,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="align-calibrate", description=__doc__.split("\n\n")[0].splitlines()[0],
                                  epilog="Exit status: 0 ok, 1 bad input or model, 2 usage.")
     ap.add_argument("--model", required=True, help="as align-extract's --model")
+    ap.add_argument("--reverse-model", help="a model of the other direction (target to source): the calibration "
+                    "reads both models' scores of each cell (bidirectional; align-extract then needs the same "
+                    "--reverse-model)")
     ap.add_argument("-t", "--test-set", metavar="NAME", help="a named gold test set (align-eval --list)")
     ap.add_argument("-l", "--langs", metavar="SRC-TGT", help="with -t: the model's direction (default the set's)")
     ap.add_argument("--testsets-dir", metavar="DIR", help="with -t: folder of the sets that are not shipped")
@@ -114,20 +117,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # a framework's own error types too: one line
         print(f"align-calibrate: {args.model}: {_one_line(e)}", file=sys.stderr)
         return 1
+    reverse = None
+    if args.reverse_model:
+        try:
+            reverse = load_aligner(args.reverse_model, framework_of(args.reverse_model), device=args.device,
+                                   dtype=torch.float32)
+        except Exception as e:
+            print(f"align-calibrate: {args.reverse_model}: {_one_line(e)}", file=sys.stderr)
+            return 1
     try:
         spec = aligner.spec([args.method], [args.layer], [args.shift])
+        rspec = reverse.spec([args.method], [args.layer], [args.shift]) if reverse else None
     except ValueError as e:
         ap.error(str(e))
     name = aligner.settings(spec)[0][0]
     fit, held = fold_indices(len(pairs), args.fit_on)
+
+    def both(ps: Sequence) -> list[tuple]:
+        """Each pair's (scores, NULL) and, with a reverse model, its (scores, NULL) of the pair turned round."""
+        fwd = score_matrices(aligner, spec, name, ps, args.batch_size)
+        if reverse is None:
+            return fwd
+        rev = score_matrices(reverse, rspec, name, [(t, s) for s, t in ps], args.batch_size)
+        return [f + r for f, r in zip(fwd, rev)]
+
     try:
-        mats = score_matrices(aligner, spec, name, pairs, args.batch_size)
+        mats = both(pairs)
         fit_pairs = [pairs[k] for k in fit]
-        negatives = [m for kind in CORRUPTIONS
-                     for m in score_matrices(aligner, spec, name, corrupt(fit_pairs, kind, args.seed), args.batch_size)]
+        negatives = [m for kind in CORRUPTIONS for m in both(corrupt(fit_pairs, kind, args.seed))]
         cells = [gold_cells(gold, k, *mats[k][0].shape) for k in range(len(pairs))]
         identity = {k: v for k, v in aligner.identity().items() if k != "path"}
         setting = calibration_setting(spec, args.method, args.layer, args.shift)
+        if reverse is not None:
+            setting["reverse_model"] = {k: v for k, v in reverse.identity().items() if k != "path"}
         cal = fit_calibration([mats[k] for k in fit], [cells[k] for k in fit], negatives, identity, setting,
                               {"gold": source, "fold": args.fit_on, "seed": args.seed})
     except (ValueError, OSError) as e:  # CalibrationError (too few links), a word-map or length error: one line

@@ -126,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--calibration", metavar="FILE", help="an align-calibrate file for one of the settings: that "
                     "setting also gets NAME.probs (each link's probability, in the .align line's order) and "
                     "NAME.probs.jsonl (every cell's, for align-view --scores); needs --out")
+    ap.add_argument("--reverse-model", metavar="MODEL", help="with a bidirectional --calibration (align-calibrate "
+                    "--reverse-model): the model of the other direction, run over the same pairs turned round; the "
+                    "calibrated setting's probabilities then read both models' scores")
     ap.add_argument("--prob-threshold", type=float, metavar="P", help="with --calibration: the calibrated setting's "
                     "links are the cells of probability >= P (instead of --decoder)")
     ap.add_argument("--sentence-scores", action="store_true", help="with --calibration: write sentence_scores.tsv "
@@ -201,8 +204,8 @@ def main(argv=None) -> int:
             raise ValueError("--batch-size must be at least 1")
         if args.calibration and not args.out:
             raise ValueError("--calibration needs --out (it writes NAME.probs beside NAME.align)")
-        if (args.prob_threshold is not None or args.sentence_scores) and not args.calibration:
-            raise ValueError("--prob-threshold and --sentence-scores need --calibration FILE")
+        if (args.prob_threshold is not None or args.sentence_scores or args.reverse_model) and not args.calibration:
+            raise ValueError("--prob-threshold, --sentence-scores and --reverse-model need --calibration FILE")
         if args.prob_threshold is not None and not 0.0 < args.prob_threshold <= 1.0:
             raise ValueError(f"--prob-threshold {args.prob_threshold}: expected a probability in (0, 1]")
     except LaunchError as e:
@@ -289,14 +292,34 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
         except CalibrationError as e:
             print(f"align-extract: {e}", file=sys.stderr)
             return 1
-        want = cal.setting
+        want = {k: v for k, v in cal.setting.items() if k != "reverse_model"}
+        if cal.bidirectional != bool(args.reverse_model):
+            ap.error(f"--calibration {args.calibration} is " + ("bidirectional: give the --reverse-model it was fitted "
+                     "with" if cal.bidirectional else "of one direction: --reverse-model does not apply"))
+        reverse, rspec = None, None
+        if args.reverse_model:
+            try:
+                reverse = load_aligner(args.reverse_model, framework_of(args.reverse_model), **kwargs)
+                got = {k: v for k, v in reverse.identity().items() if k != "path"}
+                if got != cal.setting.get("reverse_model"):
+                    raise CalibrationError(f"{args.calibration}: fitted with reverse model "
+                                           f"{cal.setting.get('reverse_model')}; --reverse-model is {got}")
+                rspec = reverse.spec([want.get("method")], [want.get("layer")], [want.get("shift")])
+            except CalibrationError as e:
+                print(f"align-extract: {e}", file=sys.stderr)
+                return 1
+            except ValueError as e:  # a layer the reverse model does not have
+                ap.error(f"--reverse-model: {e}")
+            except Exception as e:  # the framework's own errors: one line
+                print(f"align-extract: {args.reverse_model}: {_one_line(e)}", file=sys.stderr)
+                return 1
         match = [n for n, m, la, sh, h in aligner.settings(spec, spec.heads is None)
                  if h is None and calibration_setting(spec, m, la, sh) == want]
         if not match:
             ap.error(f"--calibration {args.calibration} holds for {want.get('method')} layer {want.get('layer')} "
                      f"{want.get('shift')} ({', '.join(f'{k}={v}' for k, v in want.items())}); this run does not "
                      "compute that setting (add it to --methods, --layers, --shifts)")
-        args.calibrated = (match[0], cal)
+        args.calibrated = (match[0], cal, reverse, rspec)
     try:
         stats = run(aligner, spec, args, shard, shards, dest)
     except (OSError, ValueError) as e:  # InputError, WordMapError, TooLongError, OutputExistsError: file:line
@@ -329,13 +352,28 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
     return 0
 
 
-def _write_calibrated(aligner, se, te, sc, spec, args, links_of: dict, files: dict, prefix: str, line: int) -> None:
+def _reverse_scores(args, items: list) -> dict:
+    """With --reverse-model: {k: (reverse scores (S, T), reverse NULL (S,))} of the calibrated setting for
+    ``items[k]``, the pairs turned round and batched through the reverse model."""
+    name, _, reverse, rspec = args.calibrated
+    if reverse is None:
+        return {}
+    out = {}
+    for k, rse, rte, rsc in reverse.score_items([(w, t, s) for w, s, t in items], rspec, args.batch_size,
+                                                args.truncate):
+        w = reverse.word_scores(rse, rte, rsc, rspec, null=True)[name]
+        out[k] = (w[:, :-1], w[:, -1])
+    return out
+
+
+def _write_calibrated(aligner, se, te, sc, spec, args, links_of: dict, files: dict, prefix: str, line: int,
+                      reverse: tuple = ()) -> None:
     """The calibrated setting's probabilities (and links, under --prob-threshold) and the pair's sentence score."""
     from ..links.softscores import encode_scores
 
-    name, cal = args.calibrated
+    name, cal = args.calibrated[:2]
     w = aligner.word_scores(se, te, sc, spec, null=True)[name]
-    probs = cal.probabilities(w[:, :-1], w[:, -1])
+    probs = cal.probabilities(w[:, :-1], w[:, -1], *reverse)
     if args.prob_threshold is not None:
         links_of[name] = [(int(s), int(t)) for t, s in zip(*np.nonzero(probs >= args.prob_threshold))]
     links = sorted(links_of[name])  # format_links writes them in this order: the probabilities follow it
@@ -376,7 +414,9 @@ def _calibration_signature(args) -> dict | bool:
     import hashlib
     with open(args.calibration, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
-    return {"sha256": digest, "prob_threshold": args.prob_threshold, "sentence_scores": args.sentence_scores}
+    reverse = args.calibrated[2] if getattr(args, "calibrated", None) else None
+    return {"sha256": digest, "prob_threshold": args.prob_threshold, "sentence_scores": args.sentence_scores,
+            "reverse_model": {k: v for k, v in reverse.identity().items() if k != "path"} if reverse else None}
 
 
 def _chunks(reader: PairReader):
@@ -438,6 +478,7 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
                     translations.writelines(p + " ".join(h) + "\n" for p, (_, _, h) in zip(prefix, chunk))
             items = [(w, s, t) for w, (_, s, t) in zip(where, chunk)]
             lines = []
+            reverse_scores = _reverse_scores(args, items) if calibrated else {}
             for k, se, te, sc in aligner.score_items(items, spec, args.batch_size, args.truncate):
                 stats["truncated"] += bool(se.dropped or te.dropped)
                 if dest is None:
@@ -446,7 +487,8 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
                     continue
                 links_of = aligner.links(se, te, sc, spec, per_head_files)
                 if calibrated:
-                    _write_calibrated(aligner, se, te, sc, spec, args, links_of, calibrated, prefix[k], chunk[k][0])
+                    _write_calibrated(aligner, se, te, sc, spec, args, links_of, calibrated, prefix[k], chunk[k][0],
+                                      reverse_scores.get(k, ()))
                 for name, links in links_of.items():
                     opened[name].write(prefix[k] + format_links(links) + "\n")
                 if scores_files:

@@ -41,6 +41,9 @@ CELL_FEATURES = ("row_share", "col_share", "row_ratio", "col_ratio", "row_argmax
                  "log_row_vs_uniform", "log_col_vs_uniform", "log_src_len", "log_tgt_len", "null_share")
 """What each cell is described by, in order (see :func:`cell_features`)."""
 
+REVERSE_FEATURES = tuple(f"rev_{name}" for name in CELL_FEATURES)
+"""The same features of the cell in the reverse model's matrix (a bidirectional calibration has both)."""
+
 SENTENCE_FEATURES = ("tgt_coverage", "src_coverage", "coverage_hmean", "links_per_tgt_word", "links_per_src_word",
                      "abs_log_length_ratio", "log_length_ratio")
 """What each sentence pair is described by, in order (see :func:`sentence_features`)."""
@@ -80,6 +83,18 @@ def cell_features(scores: np.ndarray, null: np.ndarray | None = None) -> np.ndar
             np.log(rs * s + 1e-4), np.log(cs * t + 1e-4), np.full_like(m, math.log(s)), np.full_like(m, math.log(t)),
             np.broadcast_to(nul / (row_sum + nul + _EPS), m.shape)]
     return np.stack([c.ravel() for c in cols], axis=1)
+
+
+def pair_features(scores: np.ndarray, null: np.ndarray | None, reverse: np.ndarray,
+                  reverse_null: np.ndarray | None) -> np.ndarray:
+    """Forward (T, S) and reverse (S, T) scores (each with its NULL mass) -> (T * S, 2 * len(CELL_FEATURES)):
+    each cell's forward features, then the same cell's features in the reverse model's matrix."""
+    t, s = np.shape(scores)
+    if np.shape(reverse) != (s, t):
+        raise CalibrationError(f"reverse scores of shape {np.shape(reverse)}; expected {(s, t)}, the forward "
+                               f"(tgt, src) = {(t, s)} transposed (the same words, the other way round)")
+    rev = cell_features(reverse, reverse_null).reshape(s, t, -1).transpose(1, 0, 2).reshape(t * s, -1)
+    return np.concatenate([cell_features(scores, null), rev], axis=1)
 
 
 def sentence_features(probs: np.ndarray) -> np.ndarray:
@@ -187,12 +202,24 @@ class Calibration:
     fitted_on: dict = field(default_factory=dict)
     measured: dict = field(default_factory=dict)
 
-    def probabilities(self, scores: np.ndarray, null: np.ndarray | None = None) -> np.ndarray:
-        """(T, S) word scores (and (T,) NULL mass) -> (T, S) P(gold link)."""
+    @property
+    def bidirectional(self) -> bool:
+        """Whether the cell model also reads the reverse model's scores (``probabilities(..., reverse=...)``)."""
+        return len(self.cells.features) > len(CELL_FEATURES)
+
+    def probabilities(self, scores: np.ndarray, null: np.ndarray | None = None, reverse: np.ndarray | None = None,
+                      reverse_null: np.ndarray | None = None) -> np.ndarray:
+        """(T, S) word scores (and (T,) NULL mass; for a bidirectional calibration also the reverse model's
+        (S, T) scores and (S,) NULL mass) -> (T, S) P(gold link)."""
         t, s = np.shape(scores)
+        if self.bidirectional != (reverse is not None):
+            raise CalibrationError("a bidirectional calibration needs the reverse model's scores, and only it takes "
+                                   "them" if self.bidirectional else "this calibration is of one direction: no reverse "
+                                   "scores")
         if t == 0 or s == 0:
             return np.zeros((t, s))
-        return self.cells.predict(cell_features(scores, null)).reshape(t, s)
+        x = cell_features(scores, null) if reverse is None else pair_features(scores, null, reverse, reverse_null)
+        return self.cells.predict(x).reshape(t, s)
 
     def sentence_score(self, probs: np.ndarray) -> float:
         """(T, S) link probabilities -> P(the pair is a translation) in [0, 1] (0 for an empty side)."""
@@ -233,7 +260,11 @@ def read_calibration(path: str) -> Calibration:
     for key in ("model", "setting"):
         if not isinstance(d.get(key), dict):
             raise CalibrationError(f"{path}: no {key!r} object; expected the model and setting it was fitted on")
-    return Calibration(d["model"], d["setting"], Logistic.from_dict(d.get("cells"), CELL_FEATURES, f"{path}: cells"),
+    cells = d.get("cells")
+    both = isinstance(cells, dict) and len(cells.get("features") or []) == 2 * len(CELL_FEATURES)
+    return Calibration(d["model"], d["setting"],
+                       Logistic.from_dict(cells, CELL_FEATURES + REVERSE_FEATURES if both else CELL_FEATURES,
+                                          f"{path}: cells"),
                        Logistic.from_dict(d.get("sentence"), SENTENCE_FEATURES, f"{path}: sentence"),
                        d.get("fitted_on") or {}, d.get("measured") or {})
 
@@ -244,17 +275,18 @@ def write_calibration(path: str, calibration: Calibration) -> None:
     write_text_atomic(os.fspath(path), calibration.to_json())
 
 
-def fit_calibration(matrices: Sequence[tuple[np.ndarray, np.ndarray | None]], gold_cells: Sequence[np.ndarray],
-                    negatives: Sequence[tuple[np.ndarray, np.ndarray | None]], model: dict, setting: dict,
-                    fitted_on: dict) -> Calibration:
+def fit_calibration(matrices: Sequence[tuple], gold_cells: Sequence[np.ndarray], negatives: Sequence[tuple],
+                    model: dict, setting: dict, fitted_on: dict) -> Calibration:
     """Fit a calibration from the gold sentences' (scores, NULL mass) and their (T, S) 0/1 gold cells, and the
-    (scores, NULL mass) of corrupted pairs (the sentence model's negatives). CalibrationError if there are
+    (scores, NULL mass) of corrupted pairs (the sentence model's negatives). Tuples of four, (scores, NULL,
+    reverse scores (S, T), reverse NULL), fit a bidirectional calibration. CalibrationError if there are
     too few gold sentences or links to fit (:data:`MIN_SENTENCES`, :data:`MIN_LINKS`)."""
     if len(matrices) != len(gold_cells):
         raise CalibrationError(f"{len(matrices)} score matrices but {len(gold_cells)} gold sentences; expected one each")
-    x = [cell_features(m, n) for m, n in matrices]
+    both = bool(matrices) and len(matrices[0]) == 4
+    x = [pair_features(*m) if both else cell_features(*m) for m in matrices]
     y = [np.asarray(g, dtype=np.float64).ravel() for g in gold_cells]
-    for k, ((m, _), g) in enumerate(zip(matrices, gold_cells)):
+    for k, (m, g) in enumerate(zip((mm[0] for mm in matrices), gold_cells)):
         if np.shape(m) != np.shape(g):
             raise CalibrationError(f"sentence {k + 1}: scores of shape {np.shape(m)} but gold cells of shape "
                                    f"{np.shape(g)}; expected the same (tgt_len, src_len)")
@@ -263,12 +295,12 @@ def fit_calibration(matrices: Sequence[tuple[np.ndarray, np.ndarray | None]], go
     if len(matrices) < MIN_SENTENCES or links < MIN_LINKS or cells - links < MIN_LINKS:
         raise CalibrationError(f"{len(matrices)} sentences with {links} gold links in {cells} cells; fitting needs at "
                                f"least {MIN_SENTENCES} sentences, {MIN_LINKS} gold links and {MIN_LINKS} other cells")
-    cell_model = fit_logistic(np.vstack(x), labels, CELL_FEATURES)
+    cell_model = fit_logistic(np.vstack(x), labels, CELL_FEATURES + REVERSE_FEATURES if both else CELL_FEATURES)
     cal = Calibration(model, setting, cell_model, Logistic(SENTENCE_FEATURES, np.zeros(len(SENTENCE_FEATURES)),
                                                            np.ones(len(SENTENCE_FEATURES)),
                                                            np.zeros(len(SENTENCE_FEATURES) + 1)))
-    pos = [sentence_features(cal.probabilities(m, n)) for m, n in matrices]
-    neg = [sentence_features(cal.probabilities(m, n)) for m, n in negatives]
+    pos = [sentence_features(cal.probabilities(*m)) for m in matrices]
+    neg = [sentence_features(cal.probabilities(*m)) for m in negatives]
     cal.sentence = fit_logistic(np.array(pos + neg), np.r_[np.ones(len(pos)), np.zeros(len(neg))], SENTENCE_FEATURES)
     cal.fitted_on = {**fitted_on, "sentences": len(matrices), "cells": cells, "gold_links": links,
                      "negatives": len(neg)}

@@ -115,3 +115,29 @@ def test_gold_that_does_not_fit_the_text(gold_pairs, tmp_path, capsys):
                      "-o", str(tmp_path / "c.json")) == 1
     assert str(g) in capsys.readouterr().err
     np.testing.assert_equal((tmp_path / "c.json").exists(), False)
+
+
+def test_bidirectional_calibration_on_rwth(shared, tmp_path, capsys):
+    """De->En with En->De as --reverse-model on 40 RWTH pairs (the gold read from ../shared, never copied)."""
+    from align.links import testsets
+    from align.links.formats import write_alignments
+    ts = testsets.load("rwth", folder=str(shared / "gold"))
+    (tmp_path / "p.txt").write_text("".join(line + "\n" for line in ts.text_lines()[:40]), encoding="utf-8")
+    write_alignments(ts.gold.select(list(range(40))), str(tmp_path / "g.talp"), "talp")
+    deen, ende = (os.path.join(ROOT, "data", "models", m) for m in ("deen", "ende"))
+    cal = tmp_path / "bi.json"
+    assert calibrate("--model", deen, "--reverse-model", ende, "--input", str(tmp_path / "p.txt"), "--gold",
+                     str(tmp_path / "g.talp"), "--layer", "0", "-o", str(cal)) == 0
+    d = json.loads(cal.read_text())
+    assert len(d["cells"]["features"]) == 24 and len(d["setting"]["reverse_model"]["sha256"]) == 64
+    args = ["--model", deen, "--input", str(tmp_path / "p.txt"), "--methods", "norm", "--layers", "0",
+            "--calibration", str(cal), "--prob-threshold", "0.5"]
+    assert extract(*args, "--reverse-model", ende, "--out", str(tmp_path / "d")) == 0
+    assert len((tmp_path / "d" / "norm-awi-layer0.probs").read_text().splitlines()) == 40
+    man = json.loads((tmp_path / "d" / "manifest.json").read_text())
+    assert man["signature"]["settings"]["calibration"]["reverse_model"] == d["setting"]["reverse_model"]
+    with pytest.raises(SystemExit) as e:  # a bidirectional calibration without its reverse model
+        extract(*args, "--out", str(tmp_path / "e"))
+    assert e.value.code == 2 and "bidirectional" in capsys.readouterr().err
+    assert extract(*args, "--reverse-model", deen, "--out", str(tmp_path / "f")) == 1  # not the model it was fitted with
+    assert "fitted with reverse model" in capsys.readouterr().err and not (tmp_path / "f").exists()

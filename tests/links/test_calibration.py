@@ -120,3 +120,31 @@ def test_absolute_soft_scores_keep_the_probability():
     line = encode_scores(np.array([[0.5, 1.0, 0.0]]), absolute=True)
     assert json.loads(line)["scale"] == "absolute"
     np.testing.assert_array_equal(decode_scores(line, "x", 1), [[128, 255, 0]])  # rint(127.5) = 128 (ties to even)
+
+
+def test_bidirectional_calibration_reads_both_directions(tmp_path):
+    rng = np.random.default_rng(2)
+    mats, cells = [], []
+    for _ in range(30):
+        t, s = rng.integers(2, 6, size=2)
+        gold = np.zeros((t, s))
+        gold[np.arange(t), rng.integers(0, s, size=t)] = 1
+        # the forward model sees half the gold links, the reverse model (its matrix is (S, T)) the other half
+        seen = rng.random((t, s)) < 0.5
+        fwd, rev = gold * seen * 3 + rng.random((t, s)), (gold * ~seen * 3 + rng.random((t, s))).T
+        mats.append((fwd, rng.random(t), rev, rng.random(s)))
+        cells.append(gold)
+    cal = C.fit_calibration(mats, cells, [], {"sha256": "f"}, {"method": "norm", "reverse_model": {"sha256": "r"}}, {})
+    assert cal.bidirectional and cal.cells.features == C.CELL_FEATURES + C.REVERSE_FEATURES
+    one = C.fit_calibration([m[:2] for m in mats], cells, [], {}, {}, {})
+    ll = [np.mean(np.log(np.where(g.ravel() > 0, p, 1 - p))) for p, g in (
+        (np.concatenate([c.probabilities(*m).ravel() for m in ms]), np.concatenate([g.ravel() for g in cells]))
+        for c, ms in ((cal, mats), (one, [m[:2] for m in mats])))]
+    assert ll[0] > ll[1] + 0.1  # the reverse scores carry the links the forward ones miss
+    C.write_calibration(tmp_path / "b.json", cal)
+    back = C.read_calibration(str(tmp_path / "b.json"))
+    np.testing.assert_allclose(back.probabilities(*mats[0]), cal.probabilities(*mats[0]))
+    with pytest.raises(C.CalibrationError, match="needs the reverse model's scores"):
+        back.probabilities(*mats[0][:2])
+    with pytest.raises(C.CalibrationError, match=r"reverse scores of shape \(2, 3\); expected"):
+        C.pair_features(np.ones((2, 3)), None, np.ones((2, 3)), None)
