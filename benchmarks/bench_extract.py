@@ -133,6 +133,12 @@ def speed(model: str, n: int, device: str, dtype: str, batch: int) -> dict:
     return out
 
 
+def repo_path(path: str) -> str:
+    """``path`` relative to the repository when inside it: results files hold no machine paths."""
+    rel = os.path.relpath(os.path.abspath(path), ROOT)
+    return path if rel.startswith("..") else rel
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default=os.path.join(ROOT, "data", "models", "enfr"))
@@ -163,7 +169,7 @@ def main(argv=None) -> int:
     result["speed"] = speed(args.model, args.pairs, args.device, args.dtype, args.batch_size)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
-    print(f"wrote {args.out}")
+    print(f"wrote {repo_path(args.out)}")
     return 0
 
 

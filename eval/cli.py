@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="align-eval", description="Score word alignments against gold: AER, precision, recall, F1 "
         "(corpus level). Links are read 0-based (src, tgt) after the format's index base and any --reverse.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("gold", help="gold alignment file (talp by default: i-j sure, ipj possible, 1-based); - for stdin")
     p.add_argument("hyps", nargs="+", metavar="HYP", help="hypothesis files (pharaoh, 0-based, by default); - for stdin")
     add_format_args(p)
@@ -80,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def signature(args: argparse.Namespace) -> str:
     """Every setting that changes the figures, sacrebleu style:
-    ``fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|version:0.1.0``."""
+    ``fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|version:0.2.0``."""
     gold_base = FORMATS[args.gold_format] if args.gold_base is None else args.gold_base
     hyp_base = FORMATS[args.hyp_format] if args.hyp_base is None else args.hyp_base
     rev = {(False, False): "no", (True, False): "gold", (False, True): "hyp", (True, True): "both"}[

@@ -32,6 +32,7 @@ import numpy as np
 
 from align.links.formats import (AlignmentFormatError, LineCountError, check_links_in_range, read_alignments,
                            read_text_pairs, write_text_atomic)
+from align import __version__
 from align.links.alignments import Alignments
 from align.links.softscores import SUFFIX as SCORES_SUFFIX, iter_scores
 
@@ -208,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="align-view", description="Write one self-contained HTML page showing word alignments sentence by "
         "sentence, every hypothesis beside the gold: sure/possible hits, false and missed links, soft scores, "
         "per-sentence AER, sorting, filtering. Flags as align-eval's.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("text", help="'src ||| tgt' file, one sentence pair per line; - for stdin")
     p.add_argument("hyps", nargs="+", metavar="[NAME=]HYP",
                    help="hypothesis files (pharaoh, 0-based, by default); NAME defaults to the file name "

@@ -31,6 +31,7 @@ from ..links.inputs import InputError, PairReader, count_lines
 from ..extraction.launch import LaunchError, shard_from_env
 from ..extraction.outputs import OutputExistsError, check_destination, clean_stale, publishing
 from ..extraction.signature import short
+from .extras import install_hint, missing_module
 
 # Framework loaders by name, imported only when used: align/ never imports fairseq or transformers.
 LOADERS = {
@@ -81,10 +82,17 @@ def parse_shard(s: str | None) -> tuple[int, int]:
 
 def build_parser() -> argparse.ArgumentParser:
     from ..links.decode import DECODERS
-    from ..attribution.methods import METHODS
+    try:
+        from ..attribution.methods import METHODS
+        methods = ", ".join(METHODS)
+    except ModuleNotFoundError as e:  # numpy alone: --help and --version work; a run names the extra (main)
+        if missing_module(e) is None:
+            raise
+        methods = "the registered methods (listed once torch is installed)"
 
     ap = argparse.ArgumentParser(prog="align-extract", description=__doc__.split("\n\n")[0].splitlines()[0],
                                  epilog="Exit status: 0 ok, 1 bad input or model (file:line: ...), 2 usage.")
+    ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     ap.add_argument("--model", required=True, help="fairseq model.pt / model folder, Hugging Face folder, or Hub id "
                     "ORG/NAME[@REVISION]")
     ap.add_argument("--input", required=True, help="'source ||| target' per line, or sources with --translate "
@@ -92,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", help="folder: one Pharaoh file per (method, shift, layer[, head]) and manifest.json; "
                     "default: print one setting")
     ap.add_argument("--overwrite", action="store_true", help="replace an existing --out folder (whole, at the end)")
-    ap.add_argument("--methods", default="norm", help=f"comma-separated, of: {', '.join(METHODS)} (default norm)")
+    ap.add_argument("--methods", default="norm", help=f"comma-separated, of: {methods} (default norm)")
     ap.add_argument("--layers", help="comma-separated decoder layers, 0-based (default: all with --out, else the last)")
     ap.add_argument("--shifts", default="awi", help=f"comma-separated, of: {', '.join(SHIFTS)} (default awi): AWO "
                     "reads target word i at the step that predicts it, AWI where it is the decoder's input")
@@ -147,7 +155,28 @@ def _quiet() -> None:
 
 
 def main(argv=None) -> int:
-    """align-extract: see the module docstring; exit 0 ok, 1 bad input, 2 usage."""
+    """align-extract: see the module docstring; exit 0 ok, 1 bad input, 2 usage (or a missing extra:
+    one line naming it, :mod:`align.cli.extras`)."""
+    try:
+        return _main(argv)
+    except ModuleNotFoundError as e:
+        module = missing_module(e)
+        if module is None:
+            raise
+        known, _ = _framework_flags().parse_known_args(argv)
+        framework = known.framework or (framework_of(known.model) if known.model else None)
+        print(f"align-extract: {install_hint(module, framework)}", file=sys.stderr)
+        return 2
+
+
+def _framework_flags() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--model")
+    p.add_argument("--framework")
+    return p
+
+
+def _main(argv=None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     t0 = time.time()
@@ -205,6 +234,8 @@ def main(argv=None) -> int:
     try:
         aligner = load_aligner(args.model, fw, **kwargs)
     except Exception as e:  # OSError, ValueError, a framework's own error types: one line, no traceback
+        if missing_module(e):
+            raise  # main names the extra to install
         msg = _one_line(e)
         print(f"align-extract: {msg if msg.startswith(args.model) else f'{args.model}: {msg}'}", file=sys.stderr)
         return 1
