@@ -17,9 +17,25 @@ import importlib.util
 import sys
 import warnings
 
-from .links import (DECODERS, FORMATS, SYMMETRIZERS, WORD_MAPS, AlignmentFormatError, Alignments, LineCountError,
-                    LinkRangeError, aggregate_scores, decode, read_alignments, read_text_pairs, subword_links_to_words,
-                    symmetrize, symmetrize_corpus, word_map, write_alignments)
+from .links import (
+    DECODERS,
+    FORMATS,
+    SYMMETRIZERS,
+    WORD_MAPS,
+    AlignmentFormatError,
+    Alignments,
+    LineCountError,
+    LinkRangeError,
+    aggregate_scores,
+    decode,
+    read_alignments,
+    read_text_pairs,
+    subword_links_to_words,
+    symmetrize,
+    symmetrize_corpus,
+    word_map,
+    write_alignments,
+)
 
 __all__ = ["Alignments", "AlignmentFormatError", "DECODERS", "FORMATS", "LineCountError",
            "LinkRangeError", "SYMMETRIZERS", "WORD_MAPS", "aggregate_scores", "decode",

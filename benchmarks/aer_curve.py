@@ -25,11 +25,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from eval.experiment import load_gold, score_all  # noqa: E402
-from fairseq_plugins.pipeline import align_pairs  # noqa: E402
-
 from align.links.formats import shared_data_dir  # noqa: E402
+from eval.experiment import load_gold, score_all  # noqa: E402
 from eval.grid import best, layer_rows, parse_name  # noqa: E402
+from fairseq_plugins.pipeline import align_pairs  # noqa: E402
 
 
 def checkpoint_info(path: str) -> dict:

@@ -19,8 +19,14 @@ sys.path.insert(0, ROOT)
 
 def build(family: str, layers: int, dim: int, heads: int, vocab: int, attn: str):
     import torch
-    from transformers import M2M100Config, M2M100ForConditionalGeneration, MarianConfig, MarianMTModel
-    from transformers import MBartConfig, MBartForConditionalGeneration
+    from transformers import (
+        M2M100Config,
+        M2M100ForConditionalGeneration,
+        MarianConfig,
+        MarianMTModel,
+        MBartConfig,
+        MBartForConditionalGeneration,
+    )
 
     cls = {"marian": (MarianConfig, MarianMTModel), "m2m_100": (M2M100Config, M2M100ForConditionalGeneration),
            "mbart": (MBartConfig, MBartForConditionalGeneration)}[family]

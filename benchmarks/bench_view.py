@@ -33,8 +33,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import numpy as np  # noqa: E402
 
-from align.links.formats import read_alignments, read_lines, read_text_pairs, write_alignments  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
+from align.links.formats import read_alignments, read_lines, read_text_pairs, write_alignments  # noqa: E402
 from align.links.softscores import write_scores  # noqa: E402
 from eval.view import main as view_main  # noqa: E402
 

@@ -15,14 +15,23 @@ import json
 import os
 import re
 import sys
+from collections.abc import Sequence
 from contextlib import ExitStack
-from typing import Sequence
 
 import numpy as np
 
 from align import __version__
-from align.links.formats import (BLOCK_LINES, FORMATS, AlignmentFormatError, AlignmentStream, TextLengthStream,
-                           raise_count_mismatch, read_lines, read_wpt_text, write_text_atomic)
+from align.links.formats import (
+    BLOCK_LINES,
+    FORMATS,
+    AlignmentFormatError,
+    AlignmentStream,
+    TextLengthStream,
+    raise_count_mismatch,
+    read_lines,
+    read_wpt_text,
+    write_text_atomic,
+)
 
 from .metrics import SentenceCounts, bootstrap_ci, count_matches, paired_bootstrap, rates, score_totals
 

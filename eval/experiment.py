@@ -7,8 +7,8 @@ import os
 
 import numpy as np
 
-from align.links.formats import read_alignments, read_text_pairs
 from align.links.alignments import Alignments
+from align.links.formats import read_alignments, read_text_pairs
 
 from .metrics import SentenceCounts, count_matches, score_counts
 

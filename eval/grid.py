@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 _NAME = re.compile(r"(?P<method>.+)-(?P<shift>awo|awi)-layer(?P<layer>\d+)(?:-head(?P<head>\d+))?(?:\.align)?")
 

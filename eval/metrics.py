@@ -35,7 +35,7 @@ class SentenceCounts:
         return np.array([x.sum(dtype=np.int64) for x in (self.hyp, self.sure, self.hyp_sure, self.hyp_possible)])
 
     @classmethod
-    def concatenate(cls, parts: "list[SentenceCounts]") -> "SentenceCounts":
+    def concatenate(cls, parts: list[SentenceCounts]) -> SentenceCounts:
         """Counts of consecutive blocks of sentences as one corpus (int32 per sentence and count)."""
         if not parts:
             z = np.zeros(0, dtype=np.int32)

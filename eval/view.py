@@ -25,15 +25,21 @@ import json
 import os
 import re
 import sys
+from collections.abc import Mapping, Sequence
 from importlib import resources
-from typing import Mapping, Sequence
 
 import numpy as np
 
-from align.links.formats import (AlignmentFormatError, LineCountError, check_links_in_range, read_alignments,
-                           read_text_pairs, write_text_atomic)
 from align import __version__
 from align.links.alignments import Alignments
+from align.links.formats import (
+    AlignmentFormatError,
+    LineCountError,
+    check_links_in_range,
+    read_alignments,
+    read_text_pairs,
+    write_text_atomic,
+)
 from align.links.softscores import SUFFIX as SCORES_SUFFIX, iter_scores
 
 from .cli import _read_ids, add_format_args, parse_flags, signature

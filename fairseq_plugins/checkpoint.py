@@ -28,8 +28,9 @@ import os
 import pickle
 import re
 import typing
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 import torch
 

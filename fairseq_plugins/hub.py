@@ -11,7 +11,7 @@ sentence pairs in memory, without binarizing data (the engine is :class:`align.e
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -44,7 +44,7 @@ class NormAligner(Aligner):
     def from_checkpoint(cls, checkpoint: str, data_dir: str | None = None, spm_model: str | None = None,
                         source_lang: str | None = None, target_lang: str | None = None, scheme: str = "auto",
                         device: str | None = None, dtype: torch.dtype | None = None,
-                        trust: bool = False) -> "NormAligner":
+                        trust: bool = False) -> NormAligner:
         """Load ``checkpoint`` (a ``.pt`` file, loaded without running code from it unless ``trust``, or a
         safetensors model folder); dictionaries from ``data_dir`` (default: beside the checkpoint) and
         SentencePiece from ``spm_model`` (default: ``spm.model`` beside it, if any). ``device`` and

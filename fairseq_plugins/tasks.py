@@ -15,16 +15,16 @@ from fairseq.sequence_scorer import SequenceScorer
 from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
+from align.attribution.methods import METHODS
 from align.extraction.adapters import FairseqAdapter
-from align.links.decode import DECODERS
 from align.extraction.engine import AlignSpec, Recorder, links_for, n_layers_heads, score_pairs, score_recorded
-from align.links.rows import LEVELS, SHIFTS, SPECIALS, dump_name
-from align.links.formats import format_links
-from align.links.inputs import LINE_BREAKS, InputError
 from align.extraction.launch import shard_from_env
 from align.extraction.outputs import OutputExistsError, check_destination, clean_stale, publishing
-from align.attribution.methods import METHODS
-from align.links.subwords import WORD_MAPS, SPECIAL, WordMapError, word_map
+from align.links.decode import DECODERS
+from align.links.formats import format_links
+from align.links.inputs import LINE_BREAKS, InputError
+from align.links.rows import LEVELS, SHIFTS, SPECIALS, dump_name
+from align.links.subwords import SPECIAL, WORD_MAPS, WordMapError, word_map
 
 from . import checkpoint
 from .engine import detect_scheme, piece_words, specials_of

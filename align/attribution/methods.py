@@ -12,14 +12,23 @@ by the engine.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from torch import Tensor
 
 from .contrib import alti_block, rollout_decoder_step, rollout_encoder, value_zeroing
-from .norms import (CrossAttentionLayer, LayerInputs, score_attn, score_attn_res_ln, score_attn_res_ln_ff,
-                    score_norm, score_norm_head, value_grams, values)
+from .norms import (
+    CrossAttentionLayer,
+    LayerInputs,
+    score_attn,
+    score_attn_res_ln,
+    score_attn_res_ln_ff,
+    score_norm,
+    score_norm_head,
+    value_grams,
+    values,
+)
 
 # What a method may need. The engine records self-attention only when a method needs it.
 NEEDS = {

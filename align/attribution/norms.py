@@ -19,8 +19,8 @@ The Gram matrices themselves come from the value projections ``v`` and a per-lay
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
 from torch import Tensor
@@ -44,7 +44,7 @@ class CrossAttentionLayer:
     ln_bias: Tensor | None = None  # (D,)
     ln_eps: float = 1e-5
     normalize_before: bool = False
-    ff: "FeedForwardBlock | None" = None
+    ff: FeedForwardBlock | None = None
     _cache: dict = field(default_factory=dict, repr=False)
 
     def gram_weight(self, folded: bool = False) -> Tensor:
@@ -69,7 +69,7 @@ class CrossAttentionLayer:
         return hit[1]
 
     @classmethod
-    def from_modules(cls, attn, ln, normalize_before: bool, ff: "FeedForwardBlock | None" = None) -> "CrossAttentionLayer":
+    def from_modules(cls, attn, ln, normalize_before: bool, ff: FeedForwardBlock | None = None) -> CrossAttentionLayer:
         """Read an attention module with ``v_proj``/``out_proj`` Linear layers and ``num_heads`` (fairseq,
         Hugging Face) and its LayerNorm; weights are kept in float32 (scores are computed in float32
         whatever the model's dtype), on the module's device."""
@@ -81,7 +81,7 @@ class CrossAttentionLayer:
                    _f32(getattr(ln, "bias", None)), float(getattr(ln, "eps", 1e-5)), bool(normalize_before), ff)
 
     @classmethod
-    def from_fairseq(cls, layer) -> "CrossAttentionLayer":
+    def from_fairseq(cls, layer) -> CrossAttentionLayer:
         """Read a fairseq ``TransformerDecoderLayer`` (duck-typed: no fairseq import here)."""
         return cls.from_modules(layer.encoder_attn, layer.encoder_attn_layer_norm, layer.normalize_before,
                                 FeedForwardBlock.from_fairseq(layer))
@@ -346,14 +346,14 @@ class FeedForwardBlock:
         self.activation = activation_name(self.activation)
 
     @classmethod
-    def from_modules(cls, fc1, fc2, activation, ln, normalize_before: bool) -> "FeedForwardBlock":
+    def from_modules(cls, fc1, fc2, activation, ln, normalize_before: bool) -> FeedForwardBlock:
         """Read fc1/fc2 Linear layers, an activation (name, function or module) and the block's LayerNorm."""
         return cls(_f32(fc1.weight), _f32(fc1.bias), _f32(fc2.weight), _f32(fc2.bias), activation_name(activation),
                    _f32(getattr(ln, "weight", None)), _f32(getattr(ln, "bias", None)), float(getattr(ln, "eps", 1e-5)),
                    bool(normalize_before))
 
     @classmethod
-    def from_fairseq(cls, layer) -> "FeedForwardBlock | None":
+    def from_fairseq(cls, layer) -> FeedForwardBlock | None:
         """Read fc1, fc2, the activation and final_layer_norm of a fairseq decoder layer (None if absent)."""
         if not all(hasattr(layer, a) for a in ("fc1", "fc2", "final_layer_norm", "activation_fn")):
             return None

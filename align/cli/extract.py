@@ -25,12 +25,12 @@ import warnings
 from contextlib import ExitStack
 
 from .. import __version__
-from ..links.rows import LEVELS, SHIFTS, SPECIALS
-from ..links.formats import format_links
-from ..links.inputs import InputError, PairReader, count_lines
 from ..extraction.launch import LaunchError, shard_from_env
 from ..extraction.outputs import OutputExistsError, check_destination, clean_stale, publishing
 from ..extraction.signature import short
+from ..links.formats import format_links
+from ..links.inputs import InputError, PairReader, count_lines
+from ..links.rows import LEVELS, SHIFTS, SPECIALS
 from .extras import install_hint, missing_module
 
 # Framework loaders by name, imported only when used: align/ never imports fairseq or transformers.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from .. import __version__
 from ..links.formats import AlignmentFormatError, LineCountError, read_alignments, write_alignments

@@ -13,8 +13,8 @@ import shutil
 import socket
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 from ..links.formats import replace_atomic
 

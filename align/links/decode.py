@@ -5,7 +5,7 @@ Ties go to the lowest index (numpy's argmax), so every decoder is deterministic.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

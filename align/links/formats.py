@@ -25,8 +25,9 @@ import re
 import sys
 import tempfile
 import zlib
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO, Iterator, Sequence
+from typing import IO
 
 import numpy as np
 
@@ -213,7 +214,7 @@ class _LineReader:
     def close(self) -> None:
         self._cm.__exit__(None, None, None)
 
-    def __enter__(self) -> "_LineReader":
+    def __enter__(self) -> _LineReader:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -470,7 +471,7 @@ class AlignmentStream:
             self._reader.close()
             self._reader = None
 
-    def __enter__(self) -> "AlignmentStream":
+    def __enter__(self) -> AlignmentStream:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -509,7 +510,7 @@ class TextLengthStream:
     def close(self) -> None:
         self._reader.close()
 
-    def __enter__(self) -> "TextLengthStream":
+    def __enter__(self) -> TextLengthStream:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -638,7 +639,7 @@ def write_text_atomic(path: str, text: str) -> None:
             with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as f:
                 f.write(text.encode("utf-8"))
         else:
-            with io.open(fd, "w", encoding="utf-8", newline="\n") as f:
+            with open(fd, "w", encoding="utf-8", newline="\n") as f:
                 f.write(text)
         replace_atomic(tmp, path)
     except BaseException:

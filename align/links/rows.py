@@ -9,7 +9,7 @@ at the step where it is the *input* (row k + 1), as in Kobayashi et al. (2020) a
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

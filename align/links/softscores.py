@@ -24,7 +24,7 @@ import base64
 import binascii
 import json
 import os
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 

@@ -7,7 +7,7 @@ non-decreasing over the non-special tokens and start at 0.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 

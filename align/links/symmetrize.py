@@ -10,7 +10,7 @@ Each link's test sees the links added before it in the same pass, as in atools.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from .alignments import Alignments
 

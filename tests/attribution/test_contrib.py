@@ -5,10 +5,16 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from align.attribution.contrib import (alti_block, alti_contributions, rollout_decoder_step,  # noqa: E402
-                           rollout_encoder, value_zeroing)
-from align.attribution.norms import CrossAttentionLayer, FeedForwardBlock  # noqa: E402
 from test_norms import _fairseq_decoder_layer, _inputs, _layer  # noqa: E402
+
+from align.attribution.contrib import (  # noqa: E402
+    alti_block,
+    alti_contributions,
+    rollout_decoder_step,
+    rollout_encoder,
+    value_zeroing,
+)
+from align.attribution.norms import CrossAttentionLayer, FeedForwardBlock  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -256,7 +262,6 @@ def test_value_zeroing_equals_rerunning_fairseq_layer(pre, act):
 
 
 from hf_tiny import randomize as _randomize  # noqa: E402
-
 
 _HF_COMMON = dict(d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
                   encoder_ffn_dim=32, decoder_ffn_dim=32, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,

@@ -3,9 +3,17 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from align.attribution.methods import METHODS, layer_scores  # noqa: E402
-from align.attribution.norms import (CrossAttentionLayer, LayerInputs, decompose_block,  # noqa: E402
-                         ln_out_weight, score_attn_res_ln, score_norm, score_norm_head, value_gram,
-                         value_vectors)
+from align.attribution.norms import (  # noqa: E402
+    CrossAttentionLayer,
+    LayerInputs,
+    decompose_block,
+    ln_out_weight,
+    score_attn_res_ln,
+    score_norm,
+    score_norm_head,
+    value_gram,
+    value_vectors,
+)
 
 
 def _layer(D=16, H=4, pre=False, seed=0, identity_out=False):

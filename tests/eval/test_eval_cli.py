@@ -5,11 +5,10 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from conftest import write
+from hypothesis import given, settings, strategies as st
 
 from align.links.formats import read_alignments
-from conftest import write
 from eval.cli import evaluate, main
 from eval.metrics import score_corpus
 
@@ -275,8 +274,8 @@ _corpus = st.lists(st.tuples(st.lists(st.tuples(st.integers(0, 6), st.integers(0
 @given(_corpus, st.sampled_from(["pharaoh", "talp", "naacl"]), st.sampled_from(["pharaoh", "talp", "naacl"]),
        st.booleans(), st.booleans(), st.sampled_from([1, 2, 3, 1000]), st.randoms(use_true_random=False))
 def test_streamed_scores_equal_in_memory_scores(tmp_path_factory, corpus, gfmt, hfmt, rev, all_sure, block, rnd):
-    from align.links.formats import write_alignments
     from align.links.alignments import Alignments
+    from align.links.formats import write_alignments
     gold = Alignments.from_lists([c[0] for c in corpus], [c[1] for c in corpus])
     hyp = Alignments.from_lists([c[2] for c in corpus])
     d = tmp_path_factory.mktemp("st")

@@ -12,15 +12,15 @@ import struct
 
 import numpy as np
 import pytest
+from browser import Chromium, missing
+from conftest import write
+from test_view import GOLD, TEXT, make_hyps
 
 from align.links.formats import read_alignments, read_text_pairs
 from align.links.softscores import quantize_scores, write_scores
-from browser import Chromium, missing
-from conftest import write
 from eval.cli import main as eval_main
 from eval.metrics import score_sentences
 from eval.view import main
-from test_view import GOLD, TEXT, make_hyps
 
 pytestmark = pytest.mark.browser
 

@@ -11,9 +11,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("fairseq")
 pytest.importorskip("sentencepiece")
 
-from align.extraction.engine import Recorder, collate, score_pairs  # noqa: E402
-from align.extraction.adapters import Batch  # noqa: E402
 from align.attribution.methods import METHODS  # noqa: E402
+from align.extraction.adapters import Batch  # noqa: E402
+from align.extraction.engine import Recorder, collate, score_pairs  # noqa: E402
 from fairseq_plugins.hub import NormAligner  # noqa: E402
 
 pytestmark = [pytest.mark.fairseq, pytest.mark.usefixtures("one_torch_thread")]

@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("fairseq")
 
-from align.links.formats import read_alignments  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
+from align.links.formats import read_alignments  # noqa: E402
 from eval.metrics import score_corpus  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

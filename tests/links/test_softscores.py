@@ -8,12 +8,19 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from align.links.formats import AlignmentFormatError
-from align.links.softscores import (ScoresFormatError, decode_scores, encode_scores, iter_scores, quantize_scores,
-                              read_scores, scores_name, write_scores)
+from align.links.softscores import (
+    ScoresFormatError,
+    decode_scores,
+    encode_scores,
+    iter_scores,
+    quantize_scores,
+    read_scores,
+    scores_name,
+    write_scores,
+)
 
 
 def quantize_loop(m):
