@@ -121,7 +121,7 @@ def speed(model: str, n: int, device: str, dtype: str, batch: int) -> dict:
     for method in METHODS:
         row = {}
         for label, layers in (("one_layer", [aligner.n_layers - 1]), ("all_layers", every)):
-            t = timed(lambda: scored([method], layers))
+            t = timed(lambda method=method, layers=layers: scored([method], layers))
             row[label] = {"seconds": round(t, 3), "ratio": round(t / base, 2), "pairs_per_s": round(n / t, 1)}
         out["methods"][method] = row
         print(f"  {method:<15} one layer {row['one_layer']['ratio']:5.2f}x   all layers "

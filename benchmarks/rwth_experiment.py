@@ -420,7 +420,7 @@ def main(argv=None) -> int:
     plan = [("forward", args.forward, src, tgt, f"{src}{tgt}", f"{src.title()}->{tgt.title()}", False),
             ("reverse", args.reverse, tgt, src, f"{tgt}{src}", f"{tgt.title()}->{src.title()}", True)]
     directions, dumps, all_rows, tests, ff, models, held = {}, {}, {}, {}, {}, [], {}
-    for role, model_dir, s, t, key, label, swap in plan:
+    for _role, model_dir, _s, _t, key, label, swap in plan:
         if not any(os.path.exists(os.path.join(model_dir, f)) for f in ("model.safetensors", "model.pt")):
             print(f"rwth_experiment: no model in {model_dir}: {label} left out", file=sys.stderr)
             continue

@@ -34,7 +34,7 @@ class BrowserError(RuntimeError):
 
 def missing() -> str | None:
     """Why the browser tests cannot run here, or None when the browser, the driver and selenium are there."""
-    for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+    for path in (CHROMIUM, CHROMEDRIVER):
         if not os.access(path, os.X_OK):
             return f"{path} not found (Debian: apt-get install chromium chromium-driver)"
     try:

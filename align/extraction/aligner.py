@@ -245,7 +245,7 @@ class Aligner:
         if progress:
             from tqdm import tqdm
             it = tqdm(it, total=len(pairs), desc="aligning", unit="pair")
-        for i, se, te, sc in it:
+        for _, se, te, sc in it:
             for name, links in self.links(se, te, sc, spec, per_head_files=True).items():
                 out.setdefault(name, []).append(links)
         return out

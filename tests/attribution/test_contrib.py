@@ -306,7 +306,7 @@ def test_value_zeroing_equals_rerunning_hf_m2m100_layer():
     S = src.shape[1]
     for k, dec_layer in enumerate(model.model.decoder.layers):
         outs = []
-        hook = dec_layer.register_forward_hook(lambda m, a, out: outs.append(out[0] if isinstance(out, tuple) else out))
+        hook = dec_layer.register_forward_hook(lambda m, a, out, outs=outs: outs.append(out[0] if isinstance(out, tuple) else out))
         with torch.no_grad(), Recorder(model, adapter) as rec:
             adapter.forward(model, batch)
         inp, blk = rec.layer_inputs(k), rec.layer(k)

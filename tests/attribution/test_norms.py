@@ -190,8 +190,9 @@ def test_real_fairseq_layer():
         pad[1, 5:] = True
         captured = {}
         dec.encoder_attn.register_forward_hook(
-            lambda m, a, kw, out: captured.update(q=kw["query"], out=out[0], w=out[1]), with_kwargs=True)
-        dec.encoder_attn_layer_norm.register_forward_hook(lambda m, a, out: captured.setdefault("ln", []).append((a[0], out)))
+            lambda m, a, kw, out, captured=captured: captured.update(q=kw["query"], out=out[0], w=out[1]), with_kwargs=True)
+        dec.encoder_attn_layer_norm.register_forward_hook(
+            lambda m, a, out, captured=captured: captured.setdefault("ln", []).append((a[0], out)))
         dec(x_dec, enc, pad, need_attn=True, need_head_weights=True)
         layer = CrossAttentionLayer.from_fairseq(dec)
         alpha = captured["w"].transpose(0, 1)  # (H, B, T, S) -> (B, H, T, S)

@@ -104,7 +104,7 @@ def q64(n):
     ('{"tgt": 1.5, "src": 1, "q": ""}', "'tgt' is 1.5"),
     ('{"tgt": 1, "src": 1, "q": 5}', "'q' is a JSON int"),
     ('{"tgt": 1, "src": 1, "q": "A*=="}', "not valid base64"),
-    ('{"tgt": 2, "src": 3, "q": "%s"}' % q64(5), "'q' holds 5 bytes; expected tgt \\* src = 2 \\* 3 = 6"),
+    (f'{{"tgt": 2, "src": 3, "q": "{q64(5)}"}}', "'q' holds 5 bytes; expected tgt \\* src = 2 \\* 3 = 6"),
 ])
 def test_bad_lines_name_file_and_line(line, found):
     with pytest.raises(ScoresFormatError, match=f"^dump/x.scores.jsonl:7: .*{found}") as e:
