@@ -17,6 +17,7 @@ import re
 import sys
 from collections.abc import Sequence
 from contextlib import ExitStack
+from typing import Any
 
 import numpy as np
 
@@ -166,7 +167,7 @@ def count_in_step(args: argparse.Namespace, hyps: Sequence[str], ids: Sequence[i
                 for t, p in zip(totals, parts)]
 
 
-def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES) -> list[dict]:
+def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES) -> list[dict[str, Any]]:
     """Score every hypothesis; returns one dict per file (rates in percent), each with the signature."""
     ids = _read_ids(args.naacl_ids) if args.naacl_ids else None
     keep = bool(args.bootstrap or args.paired_bootstrap or args.per_sentence)
@@ -175,26 +176,28 @@ def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES) -> list[d
     for start in range(0, len(args.hyps), group):
         counted += count_in_step(args, args.hyps[start:start + group], ids, keep, block_lines)
     sig = signature(args)
-    results, counts = [], []
+    results: list[dict[str, Any]] = []
+    counts: list[SentenceCounts] = []  # kept when resampling or --per-sentence needs them
     for path, (totals, n, c) in zip(args.hyps, counted):
         score = score_totals(totals, n)
-        if args.bootstrap:
+        if args.bootstrap and c is not None:
             score = dataclasses.replace(score, ci=bootstrap_ci(c, args.bootstrap, seed=args.seed))
         d = score.as_dict("<stdin>" if path == "-" else path)
-        if args.paired_bootstrap and counts:
+        if args.paired_bootstrap and counts and c is not None:
             test = paired_bootstrap(counts[0], c, args.paired_bootstrap, seed=args.seed)
             d["paired_bootstrap"] = {"baseline": results[0]["hyp"], "p_value": test["p_value"],
                                      "p_one_sided": test["p_one_sided"], "delta_aer": 100 * test["delta"],
                                      "delta_aer_ci": [100 * x for x in test["delta_ci"]]}
         d["signature"] = sig
         results.append(d)
-        counts.append(c)
+        if c is not None:
+            counts.append(c)
     if args.per_sentence:
         write_per_sentence(args.per_sentence, results, counts)
     return results
 
 
-def write_per_sentence(path: str, results: list[dict], counts: list) -> None:
+def write_per_sentence(path: str, results: list[dict[str, Any]], counts: list[SentenceCounts]) -> None:
     """TSV: one row per sentence (1-based), four columns per hypothesis file."""
     cols = ["sentence"] + [f"{r['hyp']}:{m}" for r in results for m in ("aer", "precision", "recall", "f1")]
     per = [100 * rates(c.stacked()).T for c in counts]  # each (n_sentences, 4)
@@ -205,7 +208,7 @@ def write_per_sentence(path: str, results: list[dict], counts: list) -> None:
     write_text_atomic(path, "\n".join(rows) + "\n")
 
 
-def format_table(results: list[dict]) -> str:
+def format_table(results: list[dict[str, Any]]) -> str:
     """Aligned text table, one row per hypothesis."""
     width = max(len(r["hyp"]) for r in results)
     rows = []
@@ -224,7 +227,7 @@ def format_table(results: list[dict]) -> str:
 _GRID = re.compile(r"(?P<key>.+?)[.-]layer(?P<layer>\d+)(?P<rest>.*)")
 
 
-def plot_heatmap(results: list[dict], path: str) -> None:
+def plot_heatmap(results: list[dict[str, Any]], path: str) -> None:
     """Heatmap of AER: one row per file family, one column per layer (names ``...layerN...``)."""
     try:
         import matplotlib

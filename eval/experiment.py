@@ -4,6 +4,7 @@ hypotheses, Holm's correction, cross-validated setting choice (numpy, no torch).
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from align.links.formats import read_alignments, read_text_pairs
 from .metrics import SentenceCounts, count_matches, score_counts
 
 
-def load_gold(gold_dir: str, pair: str, limit: int = 0) -> tuple[list, Alignments]:
+def load_gold(gold_dir: str, pair: str, limit: int = 0) -> tuple[list[tuple[list[str], list[str]]], Alignments]:
     """``PAIR.src-tgt`` (lowercased words, first side first) and ``PAIR.gold`` (talp) of ``gold_dir``,
     the first ``limit`` sentences if ``limit``; ValueError if their sentence counts differ."""
     pairs = [([w.lower() for w in s], [w.lower() for w in t])
@@ -23,13 +24,15 @@ def load_gold(gold_dir: str, pair: str, limit: int = 0) -> tuple[list, Alignment
         raise ValueError(f"{gold_dir}: {len(pairs)} text lines in {pair}.src-tgt but {len(gold)} gold sentences "
                          f"in {pair}.gold")
     if limit:
-        pairs, gold = pairs[:limit], gold.select(list(range(min(limit, len(gold)))))
+        pairs, gold = pairs[:limit], gold.select(np.arange(min(limit, len(gold))))
     return pairs, gold
 
 
-def score_all(gold: Alignments, hyps: dict[str, Alignments]) -> tuple[list[dict], dict]:
+def score_all(gold: Alignments, hyps: dict[str, Alignments]
+              ) -> tuple[list[dict[str, Any]], dict[str, SentenceCounts]]:
     """Score every hypothesis (already in the gold's orientation): rows for tables and per-sentence counts."""
-    rows, counts = [], {}
+    rows: list[dict[str, Any]] = []
+    counts: dict[str, SentenceCounts] = {}
     for name, hyp in hyps.items():
         c = count_matches(gold, hyp)
         counts[name] = c
@@ -64,7 +67,7 @@ def subset(counts: SentenceCounts, idx: list[int]) -> SentenceCounts:
     return SentenceCounts(*(getattr(counts, f)[idx] for f in ("hyp", "sure", "hyp_sure", "hyp_possible")))
 
 
-def held_out_choice(counts: dict[str, SentenceCounts], candidates: list[str], folds: list[list[int]]) -> dict:
+def held_out_choice(counts: dict[str, SentenceCounts], candidates: list[str], folds: list[list[int]]) -> dict[str, Any]:
     """Cross-validated setting choice: for each fold, the candidate with the lowest AER on the other
     folds' sentences (ties: the first in ``candidates``), scored on that fold's sentences only.
 

@@ -27,6 +27,7 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from importlib import resources
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,7 @@ _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2
 _JSON_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
 
 
-def embed_json(obj) -> str:
+def embed_json(obj: Any) -> str:
     """JSON text safe inside ``<script type="application/json">``: no ``</script>``, no ``<!--``, no
     character that ends a line in old JS parsers. The five characters only occur inside JSON strings,
     where ``\\u003c`` and the like decode to the same text."""
@@ -119,7 +120,7 @@ def decode_cells(code: str, src_len: int, tgt_len: int) -> list[tuple[int, int]]
     return out
 
 
-def _gold_cells(gold: Alignments, src_len, tgt_len) -> list[str]:
+def _gold_cells(gold: Alignments, src_len: Sequence[int], tgt_len: Sequence[int]) -> list[str]:
     """Gold links per sentence: the sure ones, then ``.`` and the possible ones if there are any."""
     sure = encode_cells(_subset(gold, gold.sure), src_len, tgt_len)
     possible = encode_cells(_subset(gold, ~gold.sure), src_len, tgt_len)
@@ -133,7 +134,7 @@ def _subset(al: Alignments, keep: np.ndarray) -> Alignments:
 
 def page_data(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], hyps: Mapping[str, Alignments],
               gold: Alignments | None = None, scores: Mapping[str, Sequence[np.ndarray]] | None = None,
-              title: str = "align-view", sig: str | None = None, paths: Mapping[str, str] | None = None) -> dict:
+              title: str = "align-view", sig: str | None = None, paths: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The page's data: words (each side joined by single spaces), links (:func:`encode_cells`; the
     gold's possible links after a ``.``), soft scores (base64 of the (T, S) bytes), corpus scores
     (rates in percent) and per-sentence AER (percent, to 0.01, as ``align-eval --per-sentence``).
@@ -155,7 +156,10 @@ def page_data(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], hyps: Mappin
         raise ValueError(f"soft scores for {', '.join(unknown)}; expected names of hypotheses: {', '.join(hyps)}")
     src_len = [len(s) for s, _ in pairs]
     tgt_len = [len(t) for _, t in pairs]
-    hyp_rows, links, per_sentence, soft = [], [], [], []
+    hyp_rows: list[dict[str, Any]] = []
+    links: list[list[str]] = []
+    per_sentence: list[list[float]] = []
+    soft: list[list[str] | None] = []
     for name, al in hyps.items():
         row = {"name": name, "path": (paths or {}).get(name, name), "links": int(al.n_links)}
         if gold is not None:
@@ -193,14 +197,15 @@ def page_data(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], hyps: Mappin
     }
 
 
-def render_page(data: dict) -> str:
+def render_page(data: dict[str, Any]) -> str:
     """The HTML page of :func:`page_data`'s data: the template with the title and the escaped JSON filled in."""
     template = resources.files("eval").joinpath(TEMPLATE).read_text(encoding="utf-8")
     slots = {"{{TITLE}}": html.escape(str(data.get("title", "align-view"))), "{{DATA}}": embed_json(data)}
     return re.sub(r"\{\{TITLE\}\}|\{\{DATA\}\}", lambda m: slots[m[0]], template)  # one pass: no slot in a slot
 
 
-def build_page(pairs, hyps: Mapping[str, Alignments], gold: Alignments | None = None,
+def build_page(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], hyps: Mapping[str, Alignments],
+               gold: Alignments | None = None,
                scores: Mapping[str, Sequence[np.ndarray]] | None = None, title: str = "align-view",
                sig: str | None = None, paths: Mapping[str, str] | None = None) -> str:
     """The whole self-contained page (see :func:`page_data` for the arguments)."""
@@ -259,7 +264,7 @@ def _named_inputs(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, s
     return hyps, scores
 
 
-def _read_soft(path: str, pairs, text_name: str) -> list[np.ndarray]:
+def _read_soft(path: str, pairs: Sequence[tuple[Sequence[str], Sequence[str]]], text_name: str) -> list[np.ndarray]:
     out = []
     for k, m in enumerate(iter_scores(path)):
         if k >= len(pairs):
@@ -275,7 +280,7 @@ def _read_soft(path: str, pairs, text_name: str) -> list[np.ndarray]:
     return out
 
 
-def load(args: argparse.Namespace) -> tuple[str, dict]:
+def load(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     """Read and check every input named by the arguments; returns (page HTML, its summary fields)."""
     hyp_paths, score_paths = _named_inputs(args)
     text_name = "<stdin>" if args.text == "-" else args.text
@@ -285,7 +290,7 @@ def load(args: argparse.Namespace) -> tuple[str, dict]:
     tgt_len = [len(t) for _, t in pairs]
     ids = _read_ids(args.naacl_ids) if args.naacl_ids else list(range(1, n + 1))
 
-    def read(path: str, fmt: str, base, reverse: bool) -> Alignments:
+    def read(path: str, fmt: str, base: int | None, reverse: bool) -> Alignments:
         al = read_alignments(path, fmt, base, reverse, ids if fmt == "naacl" else None)
         name = "<stdin>" if path == "-" else path
         if len(al) != n:

@@ -226,7 +226,7 @@ class TranslationNormAlignTask(TranslationTask):
                              "pass --alignment-subwords or --alignment-level subword")
         self.scheme = scheme if scheme != "none" else "sentencepiece"
         layer = self.cfg.alignment_layer if self.cfg.alignment_layer is not None else n_layers - 1
-        options = ()
+        options: tuple[tuple[str, float], ...] = ()
         if self.cfg.alignment_threshold is not None:
             options = ((DECODER_OPTIONS[self.cfg.alignment_decoder], float(self.cfg.alignment_threshold)),)
         common = dict(level=level, decoder=self.cfg.alignment_decoder, specials_policy=self.cfg.alignment_specials,

@@ -23,6 +23,7 @@ import sys
 import time
 import warnings
 from contextlib import ExitStack
+from typing import Any
 
 from .. import __version__
 from ..extraction.launch import LaunchError, shard_from_env
@@ -57,7 +58,7 @@ def load_aligner(path: str, framework: str | None = None, **kwargs):
     if framework not in LOADERS:
         raise ValueError(f"unknown framework {framework!r}; valid: {', '.join(LOADERS)}")
     module, _, attr = LOADERS[framework].partition(":")
-    obj = importlib.import_module(module)
+    obj: Any = importlib.import_module(module)
     for part in attr.split("."):
         obj = getattr(obj, part)
     return obj(path, **{k: v for k, v in kwargs.items() if v is not None})
@@ -325,7 +326,7 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
     reader = PairReader(args.input, args.translate, (shard, shards))
     sharded = args.shard is not None
     per_head_files = spec.heads is None
-    stats = {"pairs": 0, "truncated": 0}
+    stats: dict[str, Any] = {"pairs": 0, "truncated": 0}
     total = count_lines(args.input) if (args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())) \
         and args.input != "-" else None
     bar = None
@@ -350,7 +351,7 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
             if args.translate:
                 hyps = aligner.translate([s for _, s, _ in chunk], batch_size=args.batch_size, beam=args.beam)
                 chunk = [(i, s, h) for (i, s, _), h in zip(chunk, hyps)]
-                if dest is not None:
+                if dest is not None and translations is not None:
                     translations.writelines(p + " ".join(h) + "\n" for p, (_, _, h) in zip(prefix, chunk))
             items = [(w, s, t) for w, (_, s, t) in zip(where, chunk)]
             lines = []

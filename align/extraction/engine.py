@@ -46,12 +46,14 @@ class Recorder:
         self._handles: list = []
 
     def __enter__(self) -> Recorder:
-        sites: list[tuple[str, int, AttentionSite, bool]] = [("cross", i, la.cross, False)
+        sites: list[tuple[str, int, AttentionSite | None, bool]] = [("cross", i, la.cross, False)
                                                               for i, la in enumerate(self.layers)]
         if self.self_attention:
             sites += [("decoder", i, la.self_attn, True) for i, la in enumerate(self.layers)]
             sites += [("encoder", i, s, True) for i, s in enumerate(self.encoder)]
         for part, i, site, is_self in sites:
+            if site is None:
+                raise ValueError(f"{part} layer {i} has no self-attention block to record")
             rec = self.records.setdefault((part, i), {})
             self._handles.append(site.attn.register_forward_pre_hook(self._pre(rec, is_self), with_kwargs=True))
             self._handles.append(site.attn.register_forward_hook(self._post(rec, is_self), with_kwargs=True))
@@ -115,6 +117,8 @@ class Recorder:
     def self_block(self, part: str, index: int) -> tuple[LayerInputs, CrossAttentionLayer]:
         """Recorded inputs and weights of a self-attention block (``part`` encoder or decoder)."""
         site = self.layers[index].self_attn if part == "decoder" else self.encoder[index]
+        if site is None:
+            raise ValueError(f"{part} layer {index} has no self-attention block")
         blk = _block_of(site.attn, lambda: CrossAttentionLayer.from_modules(site.attn, site.ln, site.normalize_before))
         return self._inputs(part, index), blk
 

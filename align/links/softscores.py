@@ -25,6 +25,7 @@ import binascii
 import json
 import os
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -67,7 +68,7 @@ def encode_scores(m: np.ndarray) -> str:
                        "q": base64.b64encode(q.tobytes()).decode("ascii")})
 
 
-def _size(obj: dict, key: str, path: str, lineno: int) -> int:
+def _size(obj: dict[str, Any], key: str, path: str, lineno: int) -> int:
     v = obj.get(key)
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:
         raise ScoresFormatError(path, lineno, f"{key!r} is {v!r}; expected a word count (integer >= 0)")
@@ -98,7 +99,8 @@ def decode_scores(line: str, path: str, lineno: int) -> np.ndarray:
                                 "padded") from None
     if len(raw) != t * s:
         raise ScoresFormatError(path, lineno, f"'q' holds {len(raw)} bytes; expected tgt * src = {t} * {s} = {t * s}")
-    return np.frombuffer(raw, dtype=np.uint8).reshape(t, s).copy()
+    m: np.ndarray = np.frombuffer(raw, dtype=np.uint8).reshape(t, s).copy()
+    return m
 
 
 def iter_scores(path: str) -> Iterator[np.ndarray]:
