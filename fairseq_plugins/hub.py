@@ -1,11 +1,14 @@
 """Python API for fairseq models: load a checkpoint with its SentencePiece model and align raw
 sentence pairs in memory, without binarizing data (the engine is :class:`align.extraction.aligner.Aligner`).
 
+```pycon
 >>> aligner = NormAligner.from_checkpoint("data/models/enfr")
 >>> out = aligner.align(["mr. speaker , i thank the minister ."],
 ...                     ["monsieur le président , je remercie le ministre ."], methods=["norm"], layers=[0])
 >>> out[("norm", 0, "awi")][0]  # (source word, target word), 0-based
 [(0, 0), (0, 1), (0, 2), (2, 3), (3, 4), (4, 5), (6, 6), (6, 7), (7, 8)]
+
+```
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ class NormAligner(Aligner):
         self.src_dict, self.tgt_dict, self.spm, self.scheme, self.task = src_dict, tgt_dict, spm, scheme, task
         super().__init__(model, FairseqAdapter(src_dict.pad(), src_dict.eos()), src_dict.pad())
         limits = model.max_positions() if hasattr(model, "max_positions") else (None, None)
-        self.max_positions = tuple(int(x) if x is not None else None for x in limits)
+        src_max, tgt_max = (int(x) if x is not None else None for x in limits)
+        self.max_positions = (src_max, tgt_max)
         self.lowercase = bool((preprocessing or {}).get("lowercase", False))
         self.model_path: str | None = None
 
