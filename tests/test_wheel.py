@@ -8,6 +8,7 @@ About 30 s: the build, a venv and one ``pip install`` (numpy and zstandard from 
 cache). Nothing here runs against the source tree: the commands run outside it, without
 PYTHONPATH."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -29,12 +30,9 @@ def _run(cmd, **kw) -> subprocess.CompletedProcess:
 
 
 def _can_build_here() -> bool:
-    try:
-        import build  # noqa: F401
-        import setuptools  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """``build`` and setuptools in this interpreter (by spec: a ``build/`` folder in the tree is no package)."""
+    specs = [importlib.util.find_spec(m) for m in ("build", "setuptools")]
+    return all(s is not None and s.origin is not None for s in specs)  # a namespace package has no origin
 
 
 @pytest.fixture(scope="module")
