@@ -17,15 +17,33 @@ import importlib.util
 import sys
 import warnings
 
-from .links import (DECODERS, FORMATS, SYMMETRIZERS, WORD_MAPS, AlignmentFormatError, Alignments, LineCountError,
-                    LinkRangeError, aggregate_scores, decode, read_alignments, read_text_pairs, subword_links_to_words,
-                    symmetrize, symmetrize_corpus, word_map, write_alignments)
+from .links import (
+    DECODERS,
+    FORMATS,
+    SYMMETRIZERS,
+    WORD_MAPS,
+    AlignmentFormatError,
+    Alignments,
+    LineCountError,
+    LinkRangeError,
+    aggregate_scores,
+    decode,
+    read_alignments,
+    read_text_pairs,
+    subword_links_to_words,
+    symmetrize,
+    symmetrize_corpus,
+    word_map,
+    write_alignments,
+)
 
 __all__ = ["Alignments", "AlignmentFormatError", "DECODERS", "FORMATS", "LineCountError",
            "LinkRangeError", "SYMMETRIZERS", "WORD_MAPS", "aggregate_scores", "decode",
            "read_alignments", "read_text_pairs", "subword_links_to_words", "symmetrize",
            "symmetrize_corpus", "word_map", "write_alignments"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+"""The one version number: setup.cfg reads it, every console script's ``--version`` prints it, and
+signatures and manifests record it."""
 
 MOVED = {
     "align.formats": "align.links.formats", "align.subwords": "align.links.subwords",
@@ -40,7 +58,7 @@ MOVED = {
     "align.launch": "align.extraction.launch", "align.extract_cli": "align.cli.extract",
 }
 """Module paths of release 0.1.0 that moved in 0.2.0, and where they are now: importing an old
-path still works for one release, with a DeprecationWarning naming the new one."""
+path still works in 0.2.x, with a DeprecationWarning naming the new one; the old paths go in 0.3.0."""
 
 
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -50,7 +68,7 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.util.spec_from_loader(name, self) if name in MOVED else None
 
     def create_module(self, spec):
-        warnings.warn(f"{spec.name} moved to {MOVED[spec.name]}; the old path goes away in the next release",
+        warnings.warn(f"{spec.name} moved to {MOVED[spec.name]}; the old path goes away in 0.3.0",
                       DeprecationWarning, stacklevel=3)
         return importlib.import_module(MOVED[spec.name])
 

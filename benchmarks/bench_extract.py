@@ -73,9 +73,9 @@ def speed(model: str, n: int, device: str, dtype: str, batch: int) -> dict:
     """Plain forward vs forward + each method at one layer and at all layers, the same batches."""
     import torch
 
+    from align.cli.extract import load_aligner
     from align.extraction.adapters import Batch
     from align.extraction.engine import collate, score_pairs
-    from align.cli.extract import load_aligner
 
     aligner = load_aligner(model, device=device, dtype=getattr(torch, dtype))
     with open(HANSARDS, encoding="utf-8") as f:
@@ -121,7 +121,7 @@ def speed(model: str, n: int, device: str, dtype: str, batch: int) -> dict:
     for method in METHODS:
         row = {}
         for label, layers in (("one_layer", [aligner.n_layers - 1]), ("all_layers", every)):
-            t = timed(lambda: scored([method], layers))
+            t = timed(lambda method=method, layers=layers: scored([method], layers))
             row[label] = {"seconds": round(t, 3), "ratio": round(t / base, 2), "pairs_per_s": round(n / t, 1)}
         out["methods"][method] = row
         print(f"  {method:<15} one layer {row['one_layer']['ratio']:5.2f}x   all layers "
@@ -131,6 +131,12 @@ def speed(model: str, n: int, device: str, dtype: str, batch: int) -> dict:
         r = out["methods"][method]["all_layers"]["ratio"]
         print(f"target {method} at all layers <= 1.3x: {r:.2f}x -> {'met' if r <= 1.3 else 'NOT met'}")
     return out
+
+
+def repo_path(path: str) -> str:
+    """``path`` relative to the repository when inside it: results files hold no machine paths."""
+    rel = os.path.relpath(os.path.abspath(path), ROOT)
+    return path if rel.startswith("..") else rel
 
 
 def main(argv=None) -> int:
@@ -163,7 +169,7 @@ def main(argv=None) -> int:
     result["speed"] = speed(args.model, args.pairs, args.device, args.dtype, args.batch_size)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
-    print(f"wrote {args.out}")
+    print(f"wrote {repo_path(args.out)}")
     return 0
 
 

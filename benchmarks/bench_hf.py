@@ -19,8 +19,14 @@ sys.path.insert(0, ROOT)
 
 def build(family: str, layers: int, dim: int, heads: int, vocab: int, attn: str):
     import torch
-    from transformers import M2M100Config, M2M100ForConditionalGeneration, MarianConfig, MarianMTModel
-    from transformers import MBartConfig, MBartForConditionalGeneration
+    from transformers import (
+        M2M100Config,
+        M2M100ForConditionalGeneration,
+        MarianConfig,
+        MarianMTModel,
+        MBartConfig,
+        MBartForConditionalGeneration,
+    )
 
     cls = {"marian": (MarianConfig, MarianMTModel), "m2m_100": (M2M100Config, M2M100ForConditionalGeneration),
            "mbart": (MBartConfig, MBartForConditionalGeneration)}[family]
@@ -84,7 +90,7 @@ def main(argv=None) -> int:
     print(f"eager forward: {1e3 * eager:.1f} ms (median {1e3 * eager_med:.1f}); sdpa forward: {1e3 * sdpa:.1f} ms "
           f"= {sdpa / eager:.2f}x eager")
     for methods in [g.split("+") for g in args.methods.split(",")]:
-        t, _ = timed(lambda: score_pairs(models["eager"], adapter, src, tgt, 1, methods, layers))
+        t, _ = timed(lambda methods=methods: score_pairs(models["eager"], adapter, src, tgt, 1, methods, layers))
         print(f"forward + {'+'.join(methods)}, every layer: {1e3 * t:.1f} ms = {t / eager:.2f}x eager, "
               f"{t / sdpa:.2f}x sdpa")
     return 0

@@ -83,7 +83,7 @@ def main(argv=None) -> int:
     print(f"plain forward pass: {1e3 * base:.1f} ms")
     for methods in (["attn"], ["norm", "attn-res-ln"], ["attn", "norm", "attn-res-ln", "attn-head", "norm-head"],
                     ["attn-res-ln-ff"], ["alti"], ["alti-rollout"], ["value-zeroing"]):
-        t = timed(lambda: score_pairs(model, adapter, src, tgt, d.pad(), methods, layers))
+        t = timed(lambda methods=methods: score_pairs(model, adapter, src, tgt, d.pad(), methods, layers))
         print(f"forward + {'+'.join(methods)} for all {args.layers} layers: {1e3 * t:.1f} ms = {t / base:.2f}x")
     if args.rwth:
         from align.links.formats import read_text_pairs

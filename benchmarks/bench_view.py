@@ -6,14 +6,15 @@ The load time is the page's own ``performance.now()`` (time from the start of na
 the file, parsing the HTML, ``JSON.parse`` of the data, the first sentence drawn) after the frame that
 paints the first grid (a ``requestAnimationFrame`` callback, then a task), the median of several loads
 in fresh tabs of one browser; beside it the time the grid was in the DOM and the driver's time from
-``Page.navigate`` to the load event. A second page adds soft scores for one
+its ``get`` (WebDriver) to the load event. A second page adds soft scores for one
 hypothesis. Target (issue 30): under 2 s; the ratio printed is load time / 2 s.
 
 Usage: python benchmarks/bench_view.py [--sentences 10000] [--loads 5] [--out benchmarks/results/bench_view.json]
        python benchmarks/bench_view.py --screenshot "demo_out/view.html#s=385&a=alti-awi-layer0&b=attn-awi-layer0"
 The second form writes README's picture, benchmarks/results/align_view.png: Chromium's own
 ``--screenshot`` at 1200x800, reduced to 256 colours with Pillow (matplotlib's dependency) to stay small.
-Needs /usr/bin/chromium (Debian: apt-get install chromium).
+Needs /usr/bin/chromium, /usr/bin/chromedriver (Debian: apt-get install chromium chromium-driver) and selenium
+(tests/browser.py drives it).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import numpy as np  # noqa: E402
 
-from align.links.formats import read_alignments, read_lines, read_text_pairs, write_alignments  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
+from align.links.formats import read_alignments, read_lines, read_text_pairs, write_alignments  # noqa: E402
 from align.links.softscores import write_scores  # noqa: E402
 from eval.view import main as view_main  # noqa: E402
 
@@ -114,7 +115,7 @@ def screenshot(page: str, path: str, size: str = "1200,800") -> int:
     in 256 colours; returns its size in bytes."""
     import subprocess
 
-    from chromium import CHROMIUM, FLAGS
+    from browser import CHROMIUM, FLAGS
     from PIL import Image
 
     file, _, fragment = page.partition("#")
@@ -138,10 +139,11 @@ def main(argv=None) -> int:
     ap.add_argument("--screenshot", metavar="PAGE[#s=N]", help="only take README's screenshot of this page")
     ap.add_argument("--png", default=os.path.join(ROOT, "benchmarks", "results", "align_view.png"))
     args = ap.parse_args(argv)
-    from chromium import CHROMIUM, Chromium
+    from browser import Chromium, missing
 
-    if not os.access(CHROMIUM, os.X_OK):
-        print(f"bench_view: headless Chromium not found at {CHROMIUM} (apt-get install chromium)", file=sys.stderr)
+    why = missing()
+    if why:
+        print(f"bench_view: headless Chromium: {why}", file=sys.stderr)
         return 2
     if args.screenshot:
         print(f"{args.png}: {screenshot(args.screenshot, args.png):,} bytes")

@@ -20,8 +20,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from align.links.formats import read_alignments, read_text_pairs, shared_data_dir, write_text_atomic  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
+from align.links.formats import read_alignments, read_text_pairs, shared_data_dir, write_text_atomic  # noqa: E402
 from align.links.symmetrize import symmetrize_corpus  # noqa: E402
 from eval.metrics import bootstrap_ci, count_matches, score_counts  # noqa: E402
 

@@ -64,6 +64,12 @@ def plugin_run(model_dir: str, data: str, text: str, device: str, fp16: bool, wo
         os.path.join(dump, n))))] for n in os.listdir(dump) if n.endswith(".align")}, sec
 
 
+def repo_path(path: str) -> str:
+    """``path`` relative to the repository when inside it: results files hold no machine paths."""
+    rel = os.path.relpath(os.path.abspath(path), ROOT)
+    return path if rel.startswith("..") else rel
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda")
@@ -115,7 +121,7 @@ def main(argv=None) -> int:
         f.write("```\n" + "\n".join(lines) + "\n```\n")
         if bench:
             f.write("\n## bench_extract on the device\n\n```\n" + "\n".join(bench) + "\n```\n")
-    print(f"wrote {args.out}")
+    print(f"wrote {repo_path(args.out)}")
     return 0
 
 

@@ -21,18 +21,19 @@ import os
 import shlex
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from align.links.formats import read_alignments, shared_data_dir  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
+from align.links.formats import read_alignments, shared_data_dir  # noqa: E402
 from align.links.symmetrize import symmetrize_corpus  # noqa: E402
 from eval.cli import plot_heatmap  # noqa: E402
 from eval.grid import best, format_markdown, layer_rows, parse_name, summarize_heads  # noqa: E402
 from align.links import testsets  # noqa: E402
 from eval.experiment import folds_of, held_out_choice, holm, load_gold, score_all  # noqa: E402
+from eval.grid import best, format_markdown, layer_rows, parse_name, summarize_heads  # noqa: E402
 from eval.metrics import bootstrap_ci, count_matches, paired_bootstrap, score_counts  # noqa: E402
 
 LAYER_METHODS = ("attn", "norm", "attn-res-ln", "attn-res-ln-ff", "alti", "alti-rollout", "value-zeroing")
@@ -424,7 +425,7 @@ def main(argv=None) -> int:
     plan = [("forward", args.forward, src, tgt, f"{src}{tgt}", f"{src.title()}->{tgt.title()}", False),
             ("reverse", args.reverse, tgt, src, f"{tgt}{src}", f"{tgt.title()}->{src.title()}", True)]
     directions, dumps, all_rows, tests, ff, models, held = {}, {}, {}, {}, {}, [], {}
-    for role, model_dir, s, t, key, label, swap in plan:
+    for _role, model_dir, _s, _t, key, label, swap in plan:
         if not any(os.path.exists(os.path.join(model_dir, f)) for f in ("model.safetensors", "model.pt")):
             print(f"rwth_experiment: no model in {model_dir}: {label} left out", file=sys.stderr)
             continue

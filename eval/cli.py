@@ -15,16 +15,26 @@ import json
 import os
 import re
 import sys
+from collections.abc import Sequence
 from contextlib import ExitStack
-from typing import Sequence
+from typing import Any
 
 import numpy as np
 
 from align import __version__
 from align.links import testsets
 from align.links.alignments import Alignments
-from align.links.formats import (BLOCK_LINES, FORMATS, AlignmentFormatError, AlignmentStream, TextLengthStream,
-                           raise_count_mismatch, read_lines, read_wpt_text, write_text_atomic)
+from align.links.formats import (
+    BLOCK_LINES,
+    FORMATS,
+    AlignmentFormatError,
+    AlignmentStream,
+    TextLengthStream,
+    raise_count_mismatch,
+    read_lines,
+    read_wpt_text,
+    write_text_atomic,
+)
 
 from .metrics import SentenceCounts, bootstrap_ci, count_matches, paired_bootstrap, rates, score_totals
 
@@ -133,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Examples: align-eval gold.talp my.align | align-eval -t hansards my.align | "
         "align-eval -t hansards -l fr-en fren.align | align-eval --list. "
         "Exit status: 0 ok, 1 bad input (file:line: ...), 2 usage.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("files", nargs="*", metavar="[GOLD] HYP", help="the gold alignment file (talp by default: i-j "
                    "sure, ipj possible, 1-based), then hypothesis files (pharaoh, 0-based, by default); only "
                    "hypotheses with -t; - for stdin")
@@ -158,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def signature(args: argparse.Namespace, testset: "testsets.LoadedTestSet | None" = None) -> str:
     """Every setting that changes the figures, sacrebleu style:
-    ``fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|version:0.1.0``; with a named test
+    ``fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|version:0.2.0``; with a named test
     set its name, direction and checksum replace the gold file's format:
     ``test:hansards|lang:en-fr|sha:e0aa322eb361|hypfmt:pharaoh|...``."""
     gold_format = args.gold_format or "talp"
@@ -257,7 +268,7 @@ def split_files(args: argparse.Namespace) -> None:
 
 
 def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES,
-             testset: "testsets.LoadedTestSet | None" = None) -> list[dict]:
+             testset: "testsets.LoadedTestSet | None" = None) -> list[dict[str, Any]]:
     """Score every hypothesis; returns one dict per file (rates in percent), each with the signature.
     ``testset``: the loaded ``-t`` set, if the caller has it (else it is loaded here)."""
     if not hasattr(args, "hyps"):
@@ -271,13 +282,14 @@ def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES,
     for start in range(0, len(args.hyps), group):
         counted += count_in_step(args, args.hyps[start:start + group], ids, keep, block_lines, testset)
     sig = signature(args, testset)
-    results, counts = [], []
+    results: list[dict[str, Any]] = []
+    counts: list[SentenceCounts] = []  # kept when resampling or --per-sentence needs them
     for path, (totals, n, c) in zip(args.hyps, counted):
         score = score_totals(totals, n)
-        if args.bootstrap:
+        if args.bootstrap and c is not None:
             score = dataclasses.replace(score, ci=bootstrap_ci(c, args.bootstrap, seed=args.seed))
         d = score.as_dict("<stdin>" if path == "-" else path)
-        if args.paired_bootstrap and counts:
+        if args.paired_bootstrap and counts and c is not None:
             test = paired_bootstrap(counts[0], c, args.paired_bootstrap, seed=args.seed)
             d["paired_bootstrap"] = {"baseline": results[0]["hyp"], "p_value": test["p_value"],
                                      "p_one_sided": test["p_one_sided"], "delta_aer": 100 * test["delta"],
@@ -286,13 +298,14 @@ def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES,
         if testset is not None:
             d["test_set"] = {k: v for k, v in testset.describe().items() if k in ("name", "langs", "sha256", "verified")}
         results.append(d)
-        counts.append(c)
+        if c is not None:
+            counts.append(c)
     if args.per_sentence:
         write_per_sentence(args.per_sentence, results, counts)
     return results
 
 
-def write_per_sentence(path: str, results: list[dict], counts: list) -> None:
+def write_per_sentence(path: str, results: list[dict[str, Any]], counts: list[SentenceCounts]) -> None:
     """TSV: one row per sentence (1-based), four columns per hypothesis file."""
     cols = ["sentence"] + [f"{r['hyp']}:{m}" for r in results for m in ("aer", "precision", "recall", "f1")]
     per = [100 * rates(c.stacked()).T for c in counts]  # each (n_sentences, 4)
@@ -303,7 +316,7 @@ def write_per_sentence(path: str, results: list[dict], counts: list) -> None:
     write_text_atomic(path, "\n".join(rows) + "\n")
 
 
-def format_table(results: list[dict]) -> str:
+def format_table(results: list[dict[str, Any]]) -> str:
     """Aligned text table, one row per hypothesis."""
     width = max(len(r["hyp"]) for r in results)
     rows = []
@@ -322,7 +335,7 @@ def format_table(results: list[dict]) -> str:
 _GRID = re.compile(r"(?P<key>.+?)[.-]layer(?P<layer>\d+)(?P<rest>.*)")
 
 
-def plot_heatmap(results: list[dict], path: str) -> None:
+def plot_heatmap(results: list[dict[str, Any]], path: str) -> None:
     """Heatmap of AER: one row per file family, one column per layer (names ``...layerN...``)."""
     try:
         import matplotlib

@@ -4,15 +4,18 @@ hypotheses, Holm's correction, cross-validated setting choice (numpy, no torch).
 from __future__ import annotations
 
 
+from typing import Any
+
 import numpy as np
 
 from align.links import testsets
 from align.links.alignments import Alignments
+from align.links.formats import read_alignments, read_text_pairs
 
 from .metrics import SentenceCounts, count_matches, score_counts
 
 
-def load_gold(name: str, limit: int = 0, folder: str | None = None) -> tuple[list, Alignments]:
+def load_gold(name: str, limit: int = 0, folder: str | None = None) -> tuple[list[tuple[list[str], list[str]]], Alignments]:
     """Named test set ``name`` (:mod:`align.links.testsets`, in its own direction; ``folder``: where the sets
     that are not shipped are): lowercased word pairs, first side first, and the gold; the first ``limit``
     sentences if ``limit``. ValueError (TestSetError) if the set is missing or its files changed."""
@@ -20,13 +23,15 @@ def load_gold(name: str, limit: int = 0, folder: str | None = None) -> tuple[lis
     pairs = [([w.lower() for w in s], [w.lower() for w in t]) for s, t in zip(ts.src, ts.tgt)]
     gold = ts.gold
     if limit:
-        pairs, gold = pairs[:limit], gold.select(list(range(min(limit, len(gold)))))
+        pairs, gold = pairs[:limit], gold.select(np.arange(min(limit, len(gold))))
     return pairs, gold
 
 
-def score_all(gold: Alignments, hyps: dict[str, Alignments]) -> tuple[list[dict], dict]:
+def score_all(gold: Alignments, hyps: dict[str, Alignments]
+              ) -> tuple[list[dict[str, Any]], dict[str, SentenceCounts]]:
     """Score every hypothesis (already in the gold's orientation): rows for tables and per-sentence counts."""
-    rows, counts = [], {}
+    rows: list[dict[str, Any]] = []
+    counts: dict[str, SentenceCounts] = {}
     for name, hyp in hyps.items():
         c = count_matches(gold, hyp)
         counts[name] = c
@@ -61,7 +66,7 @@ def subset(counts: SentenceCounts, idx: list[int]) -> SentenceCounts:
     return SentenceCounts(*(getattr(counts, f)[idx] for f in ("hyp", "sure", "hyp_sure", "hyp_possible")))
 
 
-def held_out_choice(counts: dict[str, SentenceCounts], candidates: list[str], folds: list[list[int]]) -> dict:
+def held_out_choice(counts: dict[str, SentenceCounts], candidates: list[str], folds: list[list[int]]) -> dict[str, Any]:
     """Cross-validated setting choice: for each fold, the candidate with the lowest AER on the other
     folds' sentences (ties: the first in ``candidates``), scored on that fold's sentences only.
 

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 _NAME = re.compile(r"(?P<method>.+)-(?P<shift>awo|awi)-layer(?P<layer>\d+)(?:-head(?P<head>\d+))?(?:\.align)?")
 
@@ -27,11 +28,11 @@ def parse_name(name: str) -> GridKey:
     return GridKey(m["method"], m["shift"], int(m["layer"]), None if head is None else int(head))
 
 
-def summarize_heads(rows: Iterable[dict], key: str = "aer") -> list[dict]:
+def summarize_heads(rows: Iterable[dict[str, Any]], key: str = "aer") -> list[dict[str, Any]]:
     """Per-head rows (``hyp`` names with ``-headH``) -> two rows per (method, shift, layer):
     ``METHOD-best-SHIFT-layerN`` (the head with the lowest ``key``, named in ``head``) and
     ``METHOD-mean-SHIFT-layerN`` (``key``, precision and recall averaged over heads)."""
-    groups: dict[tuple, list[tuple[int, dict]]] = {}
+    groups: dict[tuple[Any, ...], list[tuple[int, dict[str, Any]]]] = {}
     for r in rows:
         k = parse_name(r["hyp"])
         if k.head is not None:
@@ -45,12 +46,12 @@ def summarize_heads(rows: Iterable[dict], key: str = "aer") -> list[dict]:
     return out
 
 
-def layer_rows(rows: Iterable[dict]) -> list[dict]:
+def layer_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows of layer-level files (no ``-headH``)."""
     return [r for r in rows if parse_name(r["hyp"]).head is None]
 
 
-def best(rows: Iterable[dict], method: str | None = None, key: str = "aer") -> dict:
+def best(rows: Iterable[dict[str, Any]], method: str | None = None, key: str = "aer") -> dict[str, Any]:
     """The row with the lowest ``key`` (optionally among one method's rows); ValueError if none."""
     cand = [r for r in rows if method is None or parse_name(r["hyp"]).method == method]
     if not cand:
@@ -58,7 +59,7 @@ def best(rows: Iterable[dict], method: str | None = None, key: str = "aer") -> d
     return min(cand, key=lambda r: r[key])
 
 
-def _cells(rows: Iterable[dict], key: str) -> tuple[dict[str, dict[int, float]], list[int]]:
+def _cells(rows: Iterable[dict[str, Any]], key: str) -> tuple[dict[str, dict[int, float]], list[int]]:
     """{METHOD-SHIFT: {layer: row[key]}} and the sorted layers present."""
     grid: dict[str, dict[int, float]] = {}
     for r in rows:
@@ -67,7 +68,7 @@ def _cells(rows: Iterable[dict], key: str) -> tuple[dict[str, dict[int, float]],
     return grid, sorted({n for v in grid.values() for n in v})
 
 
-def format_grid(rows: Iterable[dict], key: str = "aer", title: str = "AER (%)") -> str:
+def format_grid(rows: Iterable[dict[str, Any]], key: str = "aer", title: str = "AER (%)") -> str:
     """Fixed-width table: one row per METHOD-SHIFT, one column per layer, cells ``key`` to 0.1."""
     grid, layers = _cells(rows, key)
     width = max([len(k) for k in grid] + [len(title)]) + 2
@@ -77,7 +78,7 @@ def format_grid(rows: Iterable[dict], key: str = "aer", title: str = "AER (%)") 
     return "\n".join(lines)
 
 
-def format_markdown(rows: Iterable[dict], key: str = "aer", title: str = "AER (%)") -> str:
+def format_markdown(rows: Iterable[dict[str, Any]], key: str = "aer", title: str = "AER (%)") -> str:
     """The same grid as a Markdown table (best cell of each row in bold: lowest AER, highest otherwise)."""
     grid, layers = _cells(rows, key)
     lines = [f"| {title} | " + " | ".join(f"layer {n}" for n in layers) + " |",

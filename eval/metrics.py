@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ class SentenceCounts:
         return np.array([x.sum(dtype=np.int64) for x in (self.hyp, self.sure, self.hyp_sure, self.hyp_possible)])
 
     @classmethod
-    def concatenate(cls, parts: "list[SentenceCounts]") -> "SentenceCounts":
+    def concatenate(cls, parts: list[SentenceCounts]) -> SentenceCounts:
         """Counts of consecutive blocks of sentences as one corpus (int32 per sentence and count)."""
         if not parts:
             z = np.zeros(0, dtype=np.int32)
@@ -61,11 +62,11 @@ class AERScore:
     sure: int
     matched_sure: int
     matched_possible: int
-    ci: dict = field(default_factory=dict)
+    ci: dict[str, tuple[float, float]] = field(default_factory=dict)
 
-    def as_dict(self, name: str | None = None) -> dict:
+    def as_dict(self, name: str | None = None) -> dict[str, Any]:
         """JSON-ready dict, rates in percent (unrounded)."""
-        d = {"hyp": name} if name is not None else {}
+        d: dict[str, Any] = {"hyp": name} if name is not None else {}
         d.update(aer=100 * self.aer, precision=100 * self.precision, recall=100 * self.recall,
                  f1=100 * self.f1, links=self.links, sentences=self.sentences, sure=self.sure,
                  matched_sure=self.matched_sure, matched_possible=self.matched_possible)
@@ -139,7 +140,8 @@ def score_corpus(gold: Alignments, hyp: Alignments) -> AERScore:
 
 def score_sentences(gold: Alignments, hyp: Alignments) -> np.ndarray:
     """Per-sentence (n_sentences, 4) AER, precision, recall, F1 (fractions)."""
-    return rates(count_matches(gold, hyp).stacked()).T
+    per: np.ndarray = rates(count_matches(gold, hyp).stacked()).T
+    return per
 
 
 def _resampled_totals(stacked: np.ndarray, n_samples: int, seed: int) -> np.ndarray:
@@ -171,7 +173,7 @@ def bootstrap_ci(counts: SentenceCounts, n_samples: int = 1000, confidence: floa
 
 
 def paired_bootstrap(baseline: SentenceCounts, system: SentenceCounts, n_samples: int = 1000,
-                     seed: int = 12345) -> dict[str, float]:
+                     seed: int = 12345) -> dict[str, Any]:
     """Paired bootstrap test (Koehn 2004) of the AER difference ``system - baseline``.
 
     Both are resampled with the same sentences. ``p_value`` is two-sided: the share of resamples

@@ -25,15 +25,23 @@ import json
 import os
 import re
 import sys
+from collections.abc import Mapping, Sequence
 from importlib import resources
-from typing import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from align.links.formats import (AlignmentFormatError, LineCountError, check_links_in_range, read_alignments,
-                           read_text_pairs, write_text_atomic)
+from align import __version__
 from align.links import testsets
 from align.links.alignments import Alignments
+from align.links.formats import (
+    AlignmentFormatError,
+    LineCountError,
+    check_links_in_range,
+    read_alignments,
+    read_text_pairs,
+    write_text_atomic,
+)
 from align.links.softscores import SUFFIX as SCORES_SUFFIX, iter_scores
 
 from .cli import UsageError, _read_ids, add_format_args, add_testset_args, load_testset, parse_flags, signature
@@ -46,7 +54,7 @@ _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2
 _JSON_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
 
 
-def embed_json(obj) -> str:
+def embed_json(obj: Any) -> str:
     """JSON text safe inside ``<script type="application/json">``: no ``</script>``, no ``<!--``, no
     character that ends a line in old JS parsers. The five characters only occur inside JSON strings,
     where ``\\u003c`` and the like decode to the same text."""
@@ -113,7 +121,7 @@ def decode_cells(code: str, src_len: int, tgt_len: int) -> list[tuple[int, int]]
     return out
 
 
-def _gold_cells(gold: Alignments, src_len, tgt_len) -> list[str]:
+def _gold_cells(gold: Alignments, src_len: Sequence[int], tgt_len: Sequence[int]) -> list[str]:
     """Gold links per sentence: the sure ones, then ``.`` and the possible ones if there are any."""
     sure = encode_cells(_subset(gold, gold.sure), src_len, tgt_len)
     possible = encode_cells(_subset(gold, ~gold.sure), src_len, tgt_len)
@@ -127,7 +135,7 @@ def _subset(al: Alignments, keep: np.ndarray) -> Alignments:
 
 def page_data(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], hyps: Mapping[str, Alignments],
               gold: Alignments | None = None, scores: Mapping[str, Sequence[np.ndarray]] | None = None,
-              title: str = "align-view", sig: str | None = None, paths: Mapping[str, str] | None = None) -> dict:
+              title: str = "align-view", sig: str | None = None, paths: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The page's data: words (each side joined by single spaces), links (:func:`encode_cells`; the
     gold's possible links after a ``.``), soft scores (base64 of the (T, S) bytes), corpus scores
     (rates in percent) and per-sentence AER (percent, to 0.01, as ``align-eval --per-sentence``).
@@ -149,7 +157,10 @@ def page_data(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], hyps: Mappin
         raise ValueError(f"soft scores for {', '.join(unknown)}; expected names of hypotheses: {', '.join(hyps)}")
     src_len = [len(s) for s, _ in pairs]
     tgt_len = [len(t) for _, t in pairs]
-    hyp_rows, links, per_sentence, soft = [], [], [], []
+    hyp_rows: list[dict[str, Any]] = []
+    links: list[list[str]] = []
+    per_sentence: list[list[float]] = []
+    soft: list[list[str] | None] = []
     for name, al in hyps.items():
         row = {"name": name, "path": (paths or {}).get(name, name), "links": int(al.n_links)}
         if gold is not None:
@@ -187,14 +198,15 @@ def page_data(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], hyps: Mappin
     }
 
 
-def render_page(data: dict) -> str:
+def render_page(data: dict[str, Any]) -> str:
     """The HTML page of :func:`page_data`'s data: the template with the title and the escaped JSON filled in."""
     template = resources.files("eval").joinpath(TEMPLATE).read_text(encoding="utf-8")
     slots = {"{{TITLE}}": html.escape(str(data.get("title", "align-view"))), "{{DATA}}": embed_json(data)}
     return re.sub(r"\{\{TITLE\}\}|\{\{DATA\}\}", lambda m: slots[m[0]], template)  # one pass: no slot in a slot
 
 
-def build_page(pairs, hyps: Mapping[str, Alignments], gold: Alignments | None = None,
+def build_page(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], hyps: Mapping[str, Alignments],
+               gold: Alignments | None = None,
                scores: Mapping[str, Sequence[np.ndarray]] | None = None, title: str = "align-view",
                sig: str | None = None, paths: Mapping[str, str] | None = None) -> str:
     """The whole self-contained page (see :func:`page_data` for the arguments)."""
@@ -209,6 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="align-view", description="Write one self-contained HTML page showing word alignments sentence by "
         "sentence, every hypothesis beside the gold: sure/possible hits, false and missed links, soft scores, "
         "per-sentence AER, sorting, filtering. Flags as align-eval's.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.usage = "align-view [-h] (TEXT [--gold GOLD] | -t NAME [-l SRC-TGT]) [NAME=]HYP [[NAME=]HYP ...] [options]"
     p.add_argument("files", nargs="*", metavar="[TEXT] [NAME=]HYP",
                    help="the 'src ||| tgt' text file (one sentence pair per line; - for stdin), then hypothesis "
@@ -261,7 +274,7 @@ def _named_inputs(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, s
     return hyps, scores
 
 
-def _read_soft(path: str, pairs, text_name: str) -> list[np.ndarray]:
+def _read_soft(path: str, pairs: Sequence[tuple[Sequence[str], Sequence[str]]], text_name: str) -> list[np.ndarray]:
     out = []
     for k, m in enumerate(iter_scores(path)):
         if k >= len(pairs):
@@ -277,7 +290,7 @@ def _read_soft(path: str, pairs, text_name: str) -> list[np.ndarray]:
     return out
 
 
-def load(args: argparse.Namespace) -> tuple[str, dict]:
+def load(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     """Read and check every input named by the arguments; returns (page HTML, its summary fields)."""
     if not hasattr(args, "hyps"):
         split_files(args)
@@ -294,7 +307,7 @@ def load(args: argparse.Namespace) -> tuple[str, dict]:
     tgt_len = [len(t) for _, t in pairs]
     ids = _read_ids(args.naacl_ids) if args.naacl_ids else list(range(1, n + 1))
 
-    def read(path: str, fmt: str, base, reverse: bool) -> Alignments:
+    def read(path: str, fmt: str, base: int | None, reverse: bool) -> Alignments:
         al = read_alignments(path, fmt, base, reverse, ids if fmt == "naacl" else None)
         name = "<stdin>" if path == "-" else path
         if len(al) != n:

@@ -50,7 +50,7 @@ def _one_line_errors() -> None:
     ours = (os.path.dirname(os.path.abspath(__file__)),
             os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "align"))
     previous = sys.excepthook
-    name = prog if prog.startswith("fairseq") else "fairseq-" + str(spec.name).rsplit(".", 1)[-1]
+    name = prog if prog.startswith("fairseq") else "fairseq-" + str(getattr(spec, "name", "")).rsplit(".", 1)[-1]
 
     def hook(kind, value, tb):
         from .tasks import PluginUsageError

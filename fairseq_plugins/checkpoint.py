@@ -28,8 +28,9 @@ import os
 import pickle
 import re
 import typing
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 import torch
 
@@ -82,7 +83,7 @@ def allowed_globals() -> list[Callable]:
 def _allowing(extra: list[Callable]) -> Iterator[None]:
     """torch's safe-globals list extended by ``extra`` for the duration, leaving entries the caller had."""
     had = set(torch.serialization.get_safe_globals())
-    added = [g for g in extra if g not in had]
+    added: list[Callable[..., Any] | tuple[Callable[..., Any], str]] = [g for g in extra if g not in had]
     with torch.serialization.safe_globals(added):
         yield
 
@@ -237,12 +238,14 @@ def save_safe(checkpoint: Mapping | str | os.PathLike, out_dir: str | os.PathLik
     """Write ``model.safetensors`` + ``model_config.json`` from a checkpoint dict or ``.pt``; returns the
     weights. From a ``.pt``, the dictionaries and ``spm.model`` beside it are copied too (so the folder
     loads on its own) and its folder's recorded ``preprocessing`` is kept unless one is given."""
-    is_path = isinstance(checkpoint, (str, os.PathLike))
-    state = load_checkpoint(checkpoint, trust=trust) if is_path else checkpoint
-    name = os.fspath(checkpoint) if is_path else "checkpoint"
-    src_folder = os.path.dirname(os.path.abspath(os.fspath(checkpoint))) if is_path else None
+    state: Mapping[Any, Any]
+    if isinstance(checkpoint, (str, os.PathLike)):
+        name: str = os.fspath(checkpoint)
+        state, src_folder = load_checkpoint(name, trust=trust), os.path.dirname(os.path.abspath(name))
+    else:
+        state, name, src_folder = checkpoint, "checkpoint", ""
     if preprocessing is None and src_folder and os.path.isfile(os.path.join(src_folder, "model_config.json")):
-        preprocessing = read_preprocessing(os.fspath(checkpoint))
+        preprocessing = read_preprocessing(name)
     if "model" not in state:
         raise CheckpointError(f"{name}: no 'model' state dict")
     if state.get("cfg") is None and state.get("args") is None:

@@ -8,7 +8,7 @@ word boundaries are rebuilt from the real pieces whenever they are known (the Py
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -1,17 +1,20 @@
 """Python API for fairseq models: load a checkpoint with its SentencePiece model and align raw
 sentence pairs in memory, without binarizing data (the engine is :class:`align.extraction.aligner.Aligner`).
 
+```pycon
 >>> aligner = NormAligner.from_checkpoint("data/models/enfr")
 >>> out = aligner.align(["mr. speaker , i thank the minister ."],
 ...                     ["monsieur le président , je remercie le ministre ."], methods=["norm"], layers=[0])
 >>> out[("norm", 0, "awi")][0]  # (source word, target word), 0-based
 [(0, 0), (0, 1), (0, 2), (2, 3), (3, 4), (4, 5), (6, 6), (6, 7), (7, 8)]
+
+```
 """
 
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -36,7 +39,8 @@ class NormAligner(Aligner):
         self.src_dict, self.tgt_dict, self.spm, self.scheme, self.task = src_dict, tgt_dict, spm, scheme, task
         super().__init__(model, FairseqAdapter(src_dict.pad(), src_dict.eos()), src_dict.pad())
         limits = model.max_positions() if hasattr(model, "max_positions") else (None, None)
-        self.max_positions = tuple(int(x) if x is not None else None for x in limits)
+        src_max, tgt_max = (int(x) if x is not None else None for x in limits)
+        self.max_positions = (src_max, tgt_max)
         self.lowercase = bool((preprocessing or {}).get("lowercase", False))
         self.model_path: str | None = None
 
@@ -44,7 +48,7 @@ class NormAligner(Aligner):
     def from_checkpoint(cls, checkpoint: str, data_dir: str | None = None, spm_model: str | None = None,
                         source_lang: str | None = None, target_lang: str | None = None, scheme: str = "auto",
                         device: str | None = None, dtype: torch.dtype | None = None,
-                        trust: bool = False) -> "NormAligner":
+                        trust: bool = False) -> NormAligner:
         """Load ``checkpoint`` (a ``.pt`` file, loaded without running code from it unless ``trust``, or a
         safetensors model folder); dictionaries from ``data_dir`` (default: beside the checkpoint) and
         SentencePiece from ``spm_model`` (default: ``spm.model`` beside it, if any). ``device`` and

@@ -68,6 +68,7 @@ def run_with_progress(cmd: list[str], env: dict, log_path: str, total: int) -> i
     with open(log_path, "w") as log, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
         done = 0
+        assert proc.stdout is not None  # stdout=PIPE
         for line in proc.stdout:
             log.write(line)
             if line.startswith("A-"):

@@ -15,16 +15,16 @@ from fairseq.sequence_scorer import SequenceScorer
 from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
+from align.attribution.methods import METHODS
 from align.extraction.adapters import FairseqAdapter
-from align.links.decode import DECODERS
 from align.extraction.engine import AlignSpec, Recorder, links_for, n_layers_heads, score_pairs, score_recorded
-from align.links.rows import LEVELS, SHIFTS, SPECIALS, dump_name
-from align.links.formats import format_links
-from align.links.inputs import LINE_BREAKS, InputError
 from align.extraction.launch import shard_from_env
 from align.extraction.outputs import OutputExistsError, check_destination, clean_stale, publishing
-from align.attribution.methods import METHODS
-from align.links.subwords import WORD_MAPS, SPECIAL, WordMapError, word_map
+from align.links.decode import DECODERS
+from align.links.formats import format_links
+from align.links.inputs import LINE_BREAKS, InputError
+from align.links.rows import LEVELS, SHIFTS, SPECIALS, dump_name
+from align.links.subwords import SPECIAL, WORD_MAPS, WordMapError, word_map
 
 from . import checkpoint
 from .engine import detect_scheme, piece_words, specials_of
@@ -226,7 +226,7 @@ class TranslationNormAlignTask(TranslationTask):
                              "pass --alignment-subwords or --alignment-level subword")
         self.scheme = scheme if scheme != "none" else "sentencepiece"
         layer = self.cfg.alignment_layer if self.cfg.alignment_layer is not None else n_layers - 1
-        options = ()
+        options: tuple[tuple[str, float], ...] = ()
         if self.cfg.alignment_threshold is not None:
             options = ((DECODER_OPTIONS[self.cfg.alignment_decoder], float(self.cfg.alignment_threshold)),)
         common = dict(level=level, decoder=self.cfg.alignment_decoder, specials_policy=self.cfg.alignment_specials,

@@ -11,7 +11,7 @@ each word alone, and must equal the input's whitespace words.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -60,7 +60,7 @@ class HFAligner(Aligner):
 
     @classmethod
     def from_pretrained(cls, path: str, device: str | None = None, dtype: torch.dtype | None = None,
-                        src_lang: str | None = None, tgt_lang: str | None = None) -> "HFAligner":
+                        src_lang: str | None = None, tgt_lang: str | None = None) -> HFAligner:
         """Load a model folder, or a Hub id ``ORG/NAME[@REVISION]`` from the local cache (downloaded
         when missing and not offline; a local folder of that name wins), with
         ``AutoModelForSeq2SeqLM`` and ``AutoTokenizer``: safetensors only (a pickled

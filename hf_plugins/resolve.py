@@ -72,8 +72,7 @@ def resolve_model(spec: str) -> tuple[str, dict]:
     if not m or os.path.exists(spec):
         raise ModelSourceError("no such model folder or file, and not a Hub id ORG/NAME[@REVISION]")
     repo, requested = m["repo"], m["rev"] or "main"
-    from huggingface_hub import snapshot_download
-    from huggingface_hub import errors as hub_errors
+    from huggingface_hub import errors as hub_errors, snapshot_download
 
     cache = hub_cache()
     folder = None

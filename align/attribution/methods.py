@@ -12,14 +12,24 @@ by the engine.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, TypeVar, cast
 
 from torch import Tensor
 
 from .contrib import alti_block, rollout_decoder_step, rollout_encoder, value_zeroing
-from .norms import (CrossAttentionLayer, LayerInputs, score_attn, score_attn_res_ln, score_attn_res_ln_ff,
-                    score_norm, score_norm_head, value_grams, values)
+from .norms import (
+    CrossAttentionLayer,
+    LayerInputs,
+    score_attn,
+    score_attn_res_ln,
+    score_attn_res_ln_ff,
+    score_norm,
+    score_norm_head,
+    value_grams,
+    values,
+)
 
 # What a method may need. The engine records self-attention only when a method needs it.
 NEEDS = {
@@ -33,6 +43,9 @@ NEEDS = {
 }
 
 
+_T = TypeVar("_T")
+
+
 @dataclass
 class ModelContext:
     """State shared by the layers of one batch: the recorder's self-attention blocks and rollouts."""
@@ -41,7 +54,7 @@ class ModelContext:
     n_encoder_layers: int = 0
     src_mask: Tensor | None = None  # (B, S)
     tgt_mask: Tensor | None = None  # (B, T)
-    state: dict = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 class LayerContext:
@@ -59,10 +72,10 @@ class LayerContext:
         self._cache: dict[str, object] = {}
         self.wanted: frozenset[str] = frozenset()  # what the methods being computed need (set by layer_scores)
 
-    def _get(self, key: str, make: Callable[[], object]):
+    def _get(self, key: str, make: Callable[[], _T]) -> _T:
         if key not in self._cache:
             self._cache[key] = make()
-        return self._cache[key]
+        return cast(_T, self._cache[key])
 
     def values(self) -> Tensor:
         """``x W_V + b_V`` (B, S, D)."""
@@ -121,14 +134,14 @@ def get_method(name: str) -> Method:
         raise ValueError(f"unknown method {name!r}; valid: {', '.join(METHODS)}") from None
 
 
-def check_methods(methods) -> None:
+def check_methods(methods: Iterable[str]) -> None:
     """Raise ValueError naming the valid methods if any is unknown."""
     bad = [m for m in methods if m not in METHODS]
     if bad:
         raise ValueError(f"unknown method(s) {', '.join(bad)}; valid: {', '.join(METHODS)}")
 
 
-def needs(methods) -> frozenset[str]:
+def needs(methods: Iterable[str]) -> frozenset[str]:
     """Everything the given methods need, together."""
     out: set[str] = set()
     for m in methods:
@@ -217,7 +230,7 @@ register(Method("value-zeroing", "1 - cos(layer output with source j's values ze
                 cite="Mohebbi, Zuidema, Chrupała, Alishahi, EACL 2023"))
 
 
-def layer_scores(inputs: LayerInputs, layer: CrossAttentionLayer, methods, src_mask: Tensor | None = None,
+def layer_scores(inputs: LayerInputs, layer: CrossAttentionLayer, methods: Collection[str], src_mask: Tensor | None = None,
                  tgt_mask: Tensor | None = None, index: int = 0, model: ModelContext | None = None,
                  ctx: LayerContext | None = None) -> dict[str, Tensor]:
     """Every requested method for one layer: name -> (B, T, S), or (B, H, T, S) per head.
@@ -233,8 +246,8 @@ def layer_scores(inputs: LayerInputs, layer: CrossAttentionLayer, methods, src_m
         out.update(METHODS[m].compute(ctx))
     if tgt_mask is not None:
         for k, v in out.items():
-            m = tgt_mask.to(v.dtype)
-            out[k] = v * (m[:, None, :, None] if v.dim() == 4 else m[..., None] if v.dim() == 3 else m)
+            real = tgt_mask.to(v.dtype)
+            out[k] = v * (real[:, None, :, None] if v.dim() == 4 else real[..., None] if v.dim() == 3 else real)
     return out
 
 

@@ -19,8 +19,9 @@ The Gram matrices themselves come from the value projections ``v`` and a per-lay
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, overload
 
 import torch
 from torch import Tensor
@@ -44,8 +45,8 @@ class CrossAttentionLayer:
     ln_bias: Tensor | None = None  # (D,)
     ln_eps: float = 1e-5
     normalize_before: bool = False
-    ff: "FeedForwardBlock | None" = None
-    _cache: dict = field(default_factory=dict, repr=False)
+    ff: FeedForwardBlock | None = None
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def gram_weight(self, folded: bool = False) -> Tensor:
         """``W^T W`` (D, D) for ``W = W_O`` (or ``ln_out_weight`` when ``folded``), cached per layer:
@@ -69,7 +70,8 @@ class CrossAttentionLayer:
         return hit[1]
 
     @classmethod
-    def from_modules(cls, attn, ln, normalize_before: bool, ff: "FeedForwardBlock | None" = None) -> "CrossAttentionLayer":
+    def from_modules(cls, attn: Any, ln: Any, normalize_before: bool,
+                     ff: FeedForwardBlock | None = None) -> CrossAttentionLayer:
         """Read an attention module with ``v_proj``/``out_proj`` Linear layers and ``num_heads`` (fairseq,
         Hugging Face) and its LayerNorm; weights are kept in float32 (scores are computed in float32
         whatever the model's dtype), on the module's device."""
@@ -81,7 +83,7 @@ class CrossAttentionLayer:
                    _f32(getattr(ln, "bias", None)), float(getattr(ln, "eps", 1e-5)), bool(normalize_before), ff)
 
     @classmethod
-    def from_fairseq(cls, layer) -> "CrossAttentionLayer":
+    def from_fairseq(cls, layer: Any) -> CrossAttentionLayer:
         """Read a fairseq ``TransformerDecoderLayer`` (duck-typed: no fairseq import here)."""
         return cls.from_modules(layer.encoder_attn, layer.encoder_attn_layer_norm, layer.normalize_before,
                                 FeedForwardBlock.from_fairseq(layer))
@@ -91,6 +93,10 @@ AttentionBlock = CrossAttentionLayer
 """The same weights serve self-attention blocks (ALTI+ rollouts)."""
 
 
+@overload
+def _f32(t: Tensor) -> Tensor: ...
+@overload
+def _f32(t: None) -> None: ...
 def _f32(t: Tensor | None) -> Tensor | None:
     """A float32 view of a parameter, detached (no copy when it already is float32)."""
     if t is None:
@@ -304,7 +310,7 @@ the zero baseline per neuron (``ff_gates``); at ``z = 0`` it is the limit ``g'(0
 torch's ReLU gradient there)."""
 
 
-def activation_name(fn) -> str:
+def activation_name(fn: Any) -> str:
     """The ``ACTIVATIONS`` name of an activation module or function (fairseq stores functions,
     Hugging Face ``ACT2FN`` modules); ValueError listing the valid names otherwise."""
     if isinstance(fn, str):
@@ -346,14 +352,14 @@ class FeedForwardBlock:
         self.activation = activation_name(self.activation)
 
     @classmethod
-    def from_modules(cls, fc1, fc2, activation, ln, normalize_before: bool) -> "FeedForwardBlock":
+    def from_modules(cls, fc1: Any, fc2: Any, activation: Any, ln: Any, normalize_before: bool) -> FeedForwardBlock:
         """Read fc1/fc2 Linear layers, an activation (name, function or module) and the block's LayerNorm."""
         return cls(_f32(fc1.weight), _f32(fc1.bias), _f32(fc2.weight), _f32(fc2.bias), activation_name(activation),
                    _f32(getattr(ln, "weight", None)), _f32(getattr(ln, "bias", None)), float(getattr(ln, "eps", 1e-5)),
                    bool(normalize_before))
 
     @classmethod
-    def from_fairseq(cls, layer) -> "FeedForwardBlock | None":
+    def from_fairseq(cls, layer: Any) -> FeedForwardBlock | None:
         """Read fc1, fc2, the activation and final_layer_norm of a fairseq decoder layer (None if absent)."""
         if not all(hasattr(layer, a) for a in ("fc1", "fc2", "final_layer_norm", "activation_fn")):
             return None
@@ -432,7 +438,11 @@ def decompose_layer(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor
     f = value_vectors(x, layer)
     src, res, bias = decompose_block(alpha, f, residual, attn_out, layer)  # parts of the block output y
     y = src.sum(2) + res + bias
-    lin = lambda v: _ln_linear(v, ff.ln_weight)  # noqa: E731
+    ln_weight = ff.ln_weight
+
+    def lin(v: Tensor) -> Tensor:
+        return _ln_linear(v, ln_weight)
+
     beta = ff.ln_bias if ff.ln_bias is not None else 0
     if ff.normalize_before:
         s2 = ln_scale(y, ff.ln_eps)[..., None]

@@ -22,7 +22,9 @@ import numpy as np
 from ..links import testsets
 from ..links.calibration import CORRUPTIONS, CalibrationError, corrupt, fit_calibration, write_calibration
 from ..links.formats import FORMATS, AlignmentFormatError, check_links_in_range, read_alignments, read_text_pairs
-from .extract import LOADERS, _one_line, _quiet, framework_of, load_aligner
+from .. import __version__
+from .extract import LOADERS, _framework_flags, _one_line, _quiet, framework_of, load_aligner
+from .extras import install_hint, missing_module
 
 FOLDS = ("all", "odd", "even")
 
@@ -30,6 +32,7 @@ FOLDS = ("all", "odd", "even")
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="align-calibrate", description=__doc__.split("\n\n")[0].splitlines()[0],
                                  epilog="Exit status: 0 ok, 1 bad input or model, 2 usage.")
+    ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     ap.add_argument("--model", required=True, help="as align-extract's --model")
     ap.add_argument("--reverse-model", help="a model of the other direction (target to source): the calibration "
                     "reads both models' scores of each cell (bidirectional; align-extract then needs the same "
@@ -94,7 +97,20 @@ def read_gold_pairs(args) -> tuple[list, object, str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """align-calibrate: see the module docstring."""
+    """align-calibrate: see the module docstring (a missing extra: one line naming it, exit 2)."""
+    try:
+        return _main(argv)
+    except ModuleNotFoundError as e:
+        module = missing_module(e)
+        if module is None:
+            raise
+        known, _ = _framework_flags().parse_known_args(argv)
+        framework = known.framework or (framework_of(known.model) if known.model else None)
+        print(f"align-calibrate: {install_hint(module, framework)}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     t0 = time.time()

@@ -23,16 +23,18 @@ import sys
 import time
 import warnings
 from contextlib import ExitStack
+from typing import Any
 
 import numpy as np
 
 from .. import __version__
-from ..links.rows import LEVELS, SHIFTS, SPECIALS
-from ..links.formats import format_links
-from ..links.inputs import InputError, PairReader, count_lines
 from ..extraction.launch import LaunchError, shard_from_env
 from ..extraction.outputs import OutputExistsError, check_destination, clean_stale, publishing
 from ..extraction.signature import short
+from ..links.formats import format_links
+from ..links.inputs import InputError, PairReader, count_lines
+from ..links.rows import LEVELS, SHIFTS, SPECIALS
+from .extras import install_hint, missing_module
 
 # Framework loaders by name, imported only when used: align/ never imports fairseq or transformers.
 LOADERS = {
@@ -58,7 +60,7 @@ def load_aligner(path: str, framework: str | None = None, **kwargs):
     if framework not in LOADERS:
         raise ValueError(f"unknown framework {framework!r}; valid: {', '.join(LOADERS)}")
     module, _, attr = LOADERS[framework].partition(":")
-    obj = importlib.import_module(module)
+    obj: Any = importlib.import_module(module)
     for part in attr.split("."):
         obj = getattr(obj, part)
     return obj(path, **{k: v for k, v in kwargs.items() if v is not None})
@@ -83,10 +85,17 @@ def parse_shard(s: str | None) -> tuple[int, int]:
 
 def build_parser() -> argparse.ArgumentParser:
     from ..links.decode import DECODERS
-    from ..attribution.methods import METHODS
+    try:
+        from ..attribution.methods import METHODS
+        methods = ", ".join(METHODS)
+    except ModuleNotFoundError as e:  # numpy alone: --help and --version work; a run names the extra (main)
+        if missing_module(e) is None:
+            raise
+        methods = "the registered methods (listed once torch is installed)"
 
     ap = argparse.ArgumentParser(prog="align-extract", description=__doc__.split("\n\n")[0].splitlines()[0],
                                  epilog="Exit status: 0 ok, 1 bad input or model (file:line: ...), 2 usage.")
+    ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     ap.add_argument("--model", required=True, help="fairseq model.pt / model folder, Hugging Face folder, or Hub id "
                     "ORG/NAME[@REVISION]")
     ap.add_argument("--input", help="'source ||| target' per line, or sources with --translate "
@@ -100,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", help="folder: one Pharaoh file per (method, shift, layer[, head]) and manifest.json; "
                     "default: print one setting")
     ap.add_argument("--overwrite", action="store_true", help="replace an existing --out folder (whole, at the end)")
-    ap.add_argument("--methods", default="norm", help=f"comma-separated, of: {', '.join(METHODS)} (default norm)")
+    ap.add_argument("--methods", default="norm", help=f"comma-separated, of: {methods} (default norm)")
     ap.add_argument("--layers", help="comma-separated decoder layers, 0-based (default: all with --out, else the last)")
     ap.add_argument("--shifts", default="awi", help=f"comma-separated, of: {', '.join(SHIFTS)} (default awi): AWO "
                     "reads target word i at the step that predicts it, AWI where it is the decoder's input")
@@ -165,7 +174,28 @@ def _quiet() -> None:
 
 
 def main(argv=None) -> int:
-    """align-extract: see the module docstring; exit 0 ok, 1 bad input, 2 usage."""
+    """align-extract: see the module docstring; exit 0 ok, 1 bad input, 2 usage (or a missing extra:
+    one line naming it, :mod:`align.cli.extras`)."""
+    try:
+        return _main(argv)
+    except ModuleNotFoundError as e:
+        module = missing_module(e)
+        if module is None:
+            raise
+        known, _ = _framework_flags().parse_known_args(argv)
+        framework = known.framework or (framework_of(known.model) if known.model else None)
+        print(f"align-extract: {install_hint(module, framework)}", file=sys.stderr)
+        return 2
+
+
+def _framework_flags() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--model")
+    p.add_argument("--framework")
+    return p
+
+
+def _main(argv=None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     t0 = time.time()
@@ -266,6 +296,8 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
     try:
         aligner = load_aligner(args.model, fw, **kwargs)
     except Exception as e:  # OSError, ValueError, a framework's own error types: one line, no traceback
+        if missing_module(e):
+            raise  # main names the extra to install
         msg = _one_line(e)
         print(f"align-extract: {msg if msg.startswith(args.model) else f'{args.model}: {msg}'}", file=sys.stderr)
         return 1
@@ -442,7 +474,7 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
         reader.name = args.input_name
     sharded = args.shard is not None
     per_head_files = spec.heads is None
-    stats = {"pairs": 0, "truncated": 0}
+    stats: dict[str, Any] = {"pairs": 0, "truncated": 0}
     total = count_lines(args.input) if (args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())) \
         and args.input != "-" else None
     bar = None
@@ -474,7 +506,7 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
             if args.translate:
                 hyps = aligner.translate([s for _, s, _ in chunk], batch_size=args.batch_size, beam=args.beam)
                 chunk = [(i, s, h) for (i, s, _), h in zip(chunk, hyps)]
-                if dest is not None:
+                if dest is not None and translations is not None:
                     translations.writelines(p + " ".join(h) + "\n" for p, (_, _, h) in zip(prefix, chunk))
             items = [(w, s, t) for w, (_, s, t) in zip(where, chunk)]
             lines = []

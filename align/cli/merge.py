@@ -9,6 +9,7 @@ import argparse
 import json
 import sys
 
+from .. import __version__
 from ..extraction.shards import ShardError, merge, merged_dir
 
 
@@ -17,6 +18,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="align-merge", description="Merge the shards of a sharded alignment run "
                                  "(DIR/shard-K-of-N/) into DIR/merged/: one file per setting, in input order, "
                                  "byte-identical to an unsharded run. Exit 0 ok, 1 bad or mixed shards, 2 usage.")
+    ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     ap.add_argument("folder", help="the --out folder of the sharded run")
     ap.add_argument("--overwrite", action="store_true", help="replace an existing DIR/merged/")
     ap.add_argument("--format", choices=("text", "json"), default="text")

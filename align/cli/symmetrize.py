@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
+from .. import __version__
 from ..links.formats import AlignmentFormatError, LineCountError, read_alignments, write_alignments
 from ..links.symmetrize import SYMMETRIZERS, symmetrize_corpus
 
@@ -17,6 +18,7 @@ from ..links.symmetrize import SYMMETRIZERS, symmetrize_corpus
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point of ``align-symmetrize``."""
     p = argparse.ArgumentParser(prog="align-symmetrize", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("-m", "--method", choices=SYMMETRIZERS, default="grow-diag-final-and")
     p.add_argument("forward", help="forward alignment, Pharaoh 0-based, source first (- for stdin)")
     p.add_argument("reverse", help="reverse alignment, Pharaoh 0-based, source first")

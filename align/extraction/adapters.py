@@ -13,8 +13,9 @@ mBART and Pegasus (pre-LN), and FSMT (fairseq's layout, time-first).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch import Tensor

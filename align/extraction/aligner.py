@@ -7,17 +7,17 @@ live here. Links are 0-based ``(src_word, tgt_word)``; score matrices ``(tgt_wor
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
+from ..attribution.methods import METHODS
+from ..links.formats import split_tokens
+from ..links.rows import dump_name, select_rows
+from ..links.subwords import SPECIAL, WordMapError, aggregate_scores
 from .adapters import Adapter
 from .engine import AlignSpec, links_for, n_layers_heads, score_pairs
-from ..links.rows import dump_name, select_rows
-from ..links.formats import split_tokens
-from ..attribution.methods import METHODS
-from ..links.subwords import SPECIAL, WordMapError, aggregate_scores
 
 Key = tuple[str, int, str]
 
@@ -36,7 +36,7 @@ class TooLongError(WordMapError):
     """A sentence with more tokens than the model has positions."""
 
 
-def as_words(sentence: "str | Sequence[str]") -> list[str]:
+def as_words(sentence: str | Sequence[str]) -> list[str]:
     """Whitespace words of a sentence (ASCII space and tab), or the given word list."""
     return split_tokens(sentence) if isinstance(sentence, str) else list(sentence)
 
@@ -77,7 +77,7 @@ class Aligner:
         special) and the words of all labels but the last."""
         raise NotImplementedError
 
-    def translate(self, sources: Sequence["str | Sequence[str]"], batch_size: int = 16, **generate) -> list[list[str]]:
+    def translate(self, sources: Sequence[str | Sequence[str]], batch_size: int = 16, **generate) -> list[list[str]]:
         """Translate source sentences; the output as word lists (whitespace split)."""
         raise NotImplementedError
 
@@ -248,7 +248,7 @@ class Aligner:
         if progress:
             from tqdm import tqdm
             it = tqdm(it, total=len(pairs), desc="aligning", unit="pair")
-        for i, se, te, sc in it:
+        for _, se, te, sc in it:
             for name, links in self.links(se, te, sc, spec, per_head_files=True).items():
                 out.setdefault(name, []).append(links)
         return out

@@ -9,20 +9,21 @@ scores are float32 whatever the model's dtype.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
-from .adapters import Adapter, AttentionSite, Batch
-from ..links.decode import DECODERS
-from ..links.rows import LEVELS, SHIFTS, SPECIALS, check_choices, select_rows, token_scores_to_links
 from ..attribution.methods import METHODS, LayerContext, ModelContext, check_methods, layer_scores, needs
 from ..attribution.norms import CrossAttentionLayer, LayerInputs
+from ..links.decode import DECODERS
+from ..links.rows import LEVELS, SHIFTS, SPECIALS, check_choices, select_rows, token_scores_to_links
+from .adapters import Adapter, AttentionSite, Batch
 
 # One float32 weight object per attention module, so cached W_O^T W_O serves every batch.
-_BLOCKS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_BLOCKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _block_of(module, make) -> CrossAttentionLayer:
@@ -44,13 +45,15 @@ class Recorder:
         self.records: dict[tuple[str, int], dict[str, Any]] = {}
         self._handles: list = []
 
-    def __enter__(self) -> "Recorder":
-        sites: list[tuple[str, int, AttentionSite, bool]] = [("cross", i, la.cross, False)
+    def __enter__(self) -> Recorder:
+        sites: list[tuple[str, int, AttentionSite | None, bool]] = [("cross", i, la.cross, False)
                                                               for i, la in enumerate(self.layers)]
         if self.self_attention:
             sites += [("decoder", i, la.self_attn, True) for i, la in enumerate(self.layers)]
             sites += [("encoder", i, s, True) for i, s in enumerate(self.encoder)]
         for part, i, site, is_self in sites:
+            if site is None:
+                raise ValueError(f"{part} layer {i} has no self-attention block to record")
             rec = self.records.setdefault((part, i), {})
             self._handles.append(site.attn.register_forward_pre_hook(self._pre(rec, is_self), with_kwargs=True))
             self._handles.append(site.attn.register_forward_hook(self._post(rec, is_self), with_kwargs=True))
@@ -114,6 +117,8 @@ class Recorder:
     def self_block(self, part: str, index: int) -> tuple[LayerInputs, CrossAttentionLayer]:
         """Recorded inputs and weights of a self-attention block (``part`` encoder or decoder)."""
         site = self.layers[index].self_attn if part == "decoder" else self.encoder[index]
+        if site is None:
+            raise ValueError(f"{part} layer {index} has no self-attention block")
         blk = _block_of(site.attn, lambda: CrossAttentionLayer.from_modules(site.attn, site.ln, site.normalize_before))
         return self._inputs(part, index), blk
 
@@ -194,7 +199,7 @@ class AlignSpec:
     specials_policy: str = "drop"
     extra: dict = field(default_factory=dict, compare=False)
 
-    def validate(self, n_layers: int, n_heads: int) -> "AlignSpec":
+    def validate(self, n_layers: int, n_heads: int) -> AlignSpec:
         """Check every name and index against the model; returns self or raises ValueError."""
         check_choices(self.methods, list(METHODS), "method")
         check_choices(self.shifts, SHIFTS, "shift")

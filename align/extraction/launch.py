@@ -15,8 +15,8 @@ each launcher set.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 
 class LaunchError(ValueError):

@@ -13,8 +13,8 @@ import shutil
 import socket
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 from ..links.formats import replace_atomic
 
@@ -49,7 +49,7 @@ def clean_stale(dest: str, say: Callable[[str], None] | None = None) -> list[str
     (through ``say``, default stderr) those of live processes or other hosts. Returns the removed paths."""
     say = say or (lambda msg: print(msg, file=sys.stderr))
     parent, prefix = _prefix(dest)
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir(parent)
     except OSError:

@@ -15,7 +15,8 @@ import heapq
 import json
 import os
 import re
-from typing import IO, Iterator
+from collections.abc import Iterator
+from typing import IO
 
 from .outputs import OutputExistsError, clean_stale, publishing
 from .signature import differing

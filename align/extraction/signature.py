@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 _BLOCK = 1 << 20
 

@@ -4,8 +4,15 @@ Standard library and numpy only: never torch (``tests/test_imports.py`` keeps it
 
 from .alignments import Alignments
 from .decode import DECODERS, decode
-from .formats import (FORMATS, AlignmentFormatError, LineCountError, LinkRangeError, read_alignments,
-                      read_text_pairs, write_alignments)
+from .formats import (
+                      FORMATS,
+                      AlignmentFormatError,
+                      LineCountError,
+                      LinkRangeError,
+                      read_alignments,
+                      read_text_pairs,
+                      write_alignments,
+)
 from .subwords import WORD_MAPS, aggregate_scores, subword_links_to_words, word_map
 from .symmetrize import SYMMETRIZERS, symmetrize, symmetrize_corpus
 

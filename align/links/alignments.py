@@ -7,8 +7,8 @@ Conversions to 1-based, talp or target-first happen only in :mod:`align.links.fo
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -40,7 +40,7 @@ class Alignments:
         tgt: np.ndarray,
         sure: np.ndarray | None,
         n_sentences: int,
-    ) -> "Alignments":
+    ) -> Alignments:
         """Build from per-link sentence ids, 0-based src/tgt (n_links,) and optional sure flags."""
         sent = np.asarray(sent, dtype=np.int64)
         src = np.asarray(src, dtype=np.int64)
@@ -77,7 +77,7 @@ class Alignments:
         cls,
         sure: Sequence[Iterable[Link]],
         possible: Sequence[Iterable[Link]] | None = None,
-    ) -> "Alignments":
+    ) -> Alignments:
         """Build from one iterable of ``(src, tgt)`` links per sentence (sure, and optionally possible)."""
         n = len(sure)
         if possible is not None and len(possible) != n:
@@ -94,7 +94,7 @@ class Alignments:
                                np.array(tgts, dtype=np.int64), np.array(flags, dtype=bool), n)
 
     @classmethod
-    def empty(cls, n_sentences: int) -> "Alignments":
+    def empty(cls, n_sentences: int) -> Alignments:
         """A corpus of ``n_sentences`` sentences without links."""
         z = np.zeros(0, dtype=np.int64)
         return cls.from_arrays(z, z, z, np.zeros(0, dtype=bool), n_sentences)
@@ -131,15 +131,15 @@ class Alignments:
         """All sentences' links, as :meth:`links` gives them."""
         return [self.links(k, which) for k in range(len(self))]
 
-    def reversed(self) -> "Alignments":
+    def reversed(self) -> Alignments:
         """The same links with source and target swapped (``(s, t)`` -> ``(t, s)``)."""
         return Alignments.from_arrays(self.sentence_ids(), self.tgt, self.src, self.sure, len(self))
 
-    def all_sure(self) -> "Alignments":
+    def all_sure(self) -> Alignments:
         """Every link, possible ones included, marked sure."""
         return Alignments(self.offsets, self.src, self.tgt, np.ones_like(self.sure))
 
-    def select(self, sentences: np.ndarray) -> "Alignments":
+    def select(self, sentences: np.ndarray) -> Alignments:
         """A corpus of the given sentences (indices, repeats allowed), in that order."""
         sentences = np.asarray(sentences, dtype=np.int64)
         counts = np.diff(self.offsets)[sentences]

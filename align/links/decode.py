@@ -5,7 +5,7 @@ Ties go to the lowest index (numpy's argmax), so every decoder is deterministic.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -60,7 +60,8 @@ def row_shares(scores: np.ndarray) -> np.ndarray:
     target word's total, so one cutoff means the same for attention weights and norms."""
     s = _check(scores)
     total = s.sum(axis=1, keepdims=True)
-    return np.divide(s, total, out=np.zeros_like(s), where=total > 0)
+    shares: np.ndarray = np.divide(s, total, out=np.zeros_like(s), where=total > 0)
+    return shares
 
 
 def decode_threshold(scores: np.ndarray, threshold: float = 0.1) -> Links:

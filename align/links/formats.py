@@ -25,8 +25,9 @@ import re
 import sys
 import tempfile
 import zlib
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO, Iterator, Sequence
+from typing import IO, Any, cast
 
 import numpy as np
 
@@ -104,7 +105,7 @@ class _ZstdRaw(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:
+    def readinto(self, b: Any) -> int:
         try:
             data = self._r.read(len(b))
         except self._error as e:
@@ -114,7 +115,7 @@ class _ZstdRaw(io.RawIOBase):
 
     def close(self) -> None:
         if not self.closed:
-            self._r.close()
+            self._r.close()  # type: ignore[no-untyped-call]  # zstandard's stub leaves close() unannotated
             self._f.close()
         super().close()
 
@@ -126,7 +127,7 @@ def open_binary_input(path: str) -> IO[bytes]:
     if path == "-":
         return sys.stdin.buffer
     if path.endswith(".gz"):
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))
     if path.endswith(".xz"):
         return lzma.open(path, "rb")
     if path.endswith(".zst"):
@@ -213,14 +214,14 @@ class _LineReader:
     def close(self) -> None:
         self._cm.__exit__(None, None, None)
 
-    def __enter__(self) -> "_LineReader":
+    def __enter__(self) -> _LineReader:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def _parse_token_bytes(data: bytes):
+def _parse_token_bytes(data: bytes) -> tuple[np.ndarray, ...] | None:
     """Fast path for a block of plain ``i-j`` / ``ipj`` lines: ``(line, first, second, sure)`` arrays
     (``line`` counts from 0 in the block), or None if the block holds anything else; the line-by-line
     parser then reads it and names any bad line."""
@@ -265,13 +266,13 @@ def _parse_token_bytes(data: bytes):
     return line, values[0::2], values[1::2], arr[seps] == ord("-")
 
 
-def _parse_token_lines(lines: list[bytes], name: str, first_line: int):
+def _parse_token_lines(lines: list[bytes], name: str, first_line: int) -> tuple[np.ndarray, ...]:
     """``(line, first, second, sure)`` arrays of a block of ``pharaoh``/``talp`` lines (raw bytes);
     ``line`` counts from 0 in the block. AlignmentFormatError names the first bad line."""
     fast = _parse_token_bytes(b"".join(lines))
     if fast is not None:
         return fast
-    rows = []
+    rows: list[tuple[int, int, int, bool]] = []
     for i, raw in enumerate(lines):
         line = _decode_line(raw, name, first_line + i)
         if not _LINE_RE.fullmatch(line):
@@ -284,7 +285,7 @@ def _parse_token_lines(lines: list[bytes], name: str, first_line: int):
     return arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3].astype(bool)
 
 
-def _parse_naacl_lines(lines: list[bytes], name: str, first_line: int):
+def _parse_naacl_lines(lines: list[bytes], name: str, first_line: int) -> tuple[np.ndarray, ...]:
     """``(sentence_number, first, second, sure, line_number)`` arrays of a block of NAACL lines."""
     rows = []
     for i, raw in enumerate(lines):
@@ -342,7 +343,7 @@ class AlignmentStream:
 
     # -- NAACL rows -------------------------------------------------------------------------------
 
-    def _naacl_chunks(self, reader: _LineReader):
+    def _naacl_chunks(self, reader: _LineReader) -> Iterator[tuple[np.ndarray, ...]]:
         """Yield row arrays ``(index, first, second, sure, line)`` per block of lines; ``index`` is
         the 0-based corpus line of the row's sentence number."""
         while True:
@@ -378,7 +379,7 @@ class AlignmentStream:
                 last = int(index[-1]) if len(index) else last
         return True
 
-    def _take_naacl(self, n: int):
+    def _take_naacl(self, n: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         k0, limit = self.sentences, self.sentences + n
         parts = [self._buf]
         while not self._eof and (not len(parts[-1][0]) or parts[-1][0][-1] < limit):
@@ -415,6 +416,7 @@ class AlignmentStream:
         if self.fmt == "naacl":
             count, sent, a, b, sure, line = self._take_naacl(n)
         else:
+            assert self._reader is not None  # every format but naacl reads lines
             first = self._reader.next_line
             lines = self._reader.take(n)
             count = len(lines)
@@ -456,6 +458,7 @@ class AlignmentStream:
     def count_all(self) -> int:
         """Read to the end without parsing more than needed: the file's number of sentences."""
         if self.fmt != "naacl":
+            assert self._reader is not None
             return self.sentences + self._reader.skip_all()
         if self._n_ids is not None:
             return self._n_ids
@@ -470,10 +473,10 @@ class AlignmentStream:
             self._reader.close()
             self._reader = None
 
-    def __enter__(self) -> "AlignmentStream":
+    def __enter__(self) -> AlignmentStream:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -509,14 +512,15 @@ class TextLengthStream:
     def close(self) -> None:
         self._reader.close()
 
-    def __enter__(self) -> "TextLengthStream":
+    def __enter__(self) -> TextLengthStream:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def raise_count_mismatch(reference, others: Sequence) -> None:
+def raise_count_mismatch(reference: AlignmentStream | TextLengthStream,
+                         others: Sequence[AlignmentStream | TextLengthStream]) -> None:
     """Two streams read in step have different numbers of sentences: read every stream to its end
     and raise LineCountError naming the first whose count differs from ``reference``'s (the gold)."""
     expected = reference.count_all()
@@ -586,7 +590,7 @@ def write_alignments(alignments: Alignments, path: str, fmt: str = "pharaoh",
     """Write a corpus atomically (a temporary file renamed into place); ``-`` writes to stdout."""
     default = check_format(fmt)
     base = default if base is None else base
-    lines = []
+    lines: list[str] = []
     for k in range(len(alignments)):
         a, b = alignments.offsets[k], alignments.offsets[k + 1]
         src, tgt, sure = alignments.src[a:b], alignments.tgt[a:b], alignments.sure[a:b]
@@ -638,7 +642,7 @@ def write_text_atomic(path: str, text: str) -> None:
             with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as f:
                 f.write(text.encode("utf-8"))
         else:
-            with io.open(fd, "w", encoding="utf-8", newline="\n") as f:
+            with open(fd, "w", encoding="utf-8", newline="\n") as f:
                 f.write(text)
         replace_atomic(tmp, path)
     except BaseException:
@@ -650,7 +654,7 @@ def write_text_atomic(path: str, text: str) -> None:
 def read_text_pairs(path: str) -> list[tuple[list[str], list[str]]]:
     """Read ``src ||| tgt`` lines into token lists (split on ASCII space and tab only)."""
     name = _display_name(path)
-    pairs = []
+    pairs: list[tuple[list[str], list[str]]] = []
     for first_line, lines in iter_line_chunks(path):
         pairs.extend(_parse_text_pair(line, name, first_line + i) for i, line in enumerate(lines))
     return pairs

@@ -11,7 +11,7 @@ not have. The reader hashes what it reads, so a run's signature names its input 
 from __future__ import annotations
 
 import hashlib
-from typing import Iterator
+from collections.abc import Iterator
 
 from .formats import BLOCK_LINES, AlignmentFormatError, _LineReader, split_tokens
 

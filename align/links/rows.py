@@ -9,7 +9,7 @@ at the step where it is the *input* (row k + 1), as in Kobayashi et al. (2020) a
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -32,7 +32,7 @@ def select_rows(step_scores: np.ndarray, n_target: int, shift: str) -> np.ndarra
 def token_scores_to_links(scores: np.ndarray, src_words: np.ndarray, tgt_words: np.ndarray,
                           level: str = "word", decoder: str = "argmax", src_reduce: str = "sum",
                           tgt_reduce: str = "mean", specials: str = "drop",
-                          decoder_options: dict | None = None) -> list[tuple[int, int]]:
+                          decoder_options: dict[str, float] | None = None) -> list[tuple[int, int]]:
     """Token scores (tgt_tok, src_tok) -> sorted ``(src, tgt)`` links at word or subword level.
 
     ``word``: aggregate to words (sum over a source word's pieces, mean over a target word's,

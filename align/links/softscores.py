@@ -28,7 +28,8 @@ import base64
 import binascii
 import json
 import os
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -80,7 +81,7 @@ def encode_scores(m: np.ndarray, absolute: bool = False) -> str:
     return json.dumps(line)
 
 
-def _size(obj: dict, key: str, path: str, lineno: int) -> int:
+def _size(obj: dict[str, Any], key: str, path: str, lineno: int) -> int:
     v = obj.get(key)
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:
         raise ScoresFormatError(path, lineno, f"{key!r} is {v!r}; expected a word count (integer >= 0)")
@@ -111,7 +112,8 @@ def decode_scores(line: str, path: str, lineno: int) -> np.ndarray:
                                 "padded") from None
     if len(raw) != t * s:
         raise ScoresFormatError(path, lineno, f"'q' holds {len(raw)} bytes; expected tgt * src = {t} * {s} = {t * s}")
-    return np.frombuffer(raw, dtype=np.uint8).reshape(t, s).copy()
+    m: np.ndarray = np.frombuffer(raw, dtype=np.uint8).reshape(t, s).copy()
+    return m
 
 
 def iter_scores(path: str) -> Iterator[np.ndarray]:

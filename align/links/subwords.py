@@ -7,7 +7,7 @@ non-decreasing over the non-special tokens and start at 0.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -143,7 +143,8 @@ def _reduce_axis(x: np.ndarray, word_ids: np.ndarray, how: str, axis: int) -> np
     counts = np.diff(np.r_[starts, len(ids)])
     shape = [1, 1]
     shape[axis] = len(counts)
-    return total / counts.reshape(shape)
+    mean: np.ndarray = total / counts.reshape(shape)
+    return mean
 
 
 def subword_links_to_words(links: Sequence[tuple[int, int]], src_words: np.ndarray,

@@ -10,7 +10,7 @@ Each link's test sees the links added before it in the same pass, as in atools.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from .alignments import Alignments
 
@@ -29,7 +29,7 @@ def union(forward: Iterable[tuple[int, int]], reverse: Iterable[tuple[int, int]]
 
 
 class _Grower:
-    def __init__(self, forward: set, reverse: set) -> None:
+    def __init__(self, forward: set[tuple[int, int]], reverse: set[tuple[int, int]]) -> None:
         self.res: set[tuple[int, int]] = set()
         self.src_aligned: set[int] = set()
         self.tgt_aligned: set[int] = set()
@@ -51,7 +51,7 @@ class _Grower:
         return self.one_or_both_unaligned(i, j) and any(
             (i + di, j + dj) in self.res for di, dj in _NEIGHBOURS)
 
-    def grow_diag(self, candidates: set) -> None:
+    def grow_diag(self, candidates: set[tuple[int, int]]) -> None:
         pending = sorted(candidates - self.res)
         while pending:
             added = []
@@ -64,7 +64,7 @@ class _Grower:
             done = set(added)
             pending = [link for link in pending if link not in done]
 
-    def final(self, adds: set, pred: Callable[[int, int], bool]) -> None:
+    def final(self, adds: set[tuple[int, int]], pred: Callable[[int, int], bool]) -> None:
         for link in sorted(adds):
             if link not in self.res and pred(*link):
                 self.add(link)
@@ -96,7 +96,7 @@ def grow_diag_final_and(forward: Iterable[tuple[int, int]], reverse: Iterable[tu
     return _grow(forward, reverse, "neither_aligned")
 
 
-SYMMETRIZERS: dict[str, Callable[[Iterable, Iterable], Links]] = {
+SYMMETRIZERS: dict[str, Callable[[Iterable[tuple[int, int]], Iterable[tuple[int, int]]], Links]] = {
     "intersect": intersect,
     "union": union,
     "grow-diag": grow_diag,
@@ -120,7 +120,7 @@ def symmetrize_corpus(forward: Alignments, reverse: Alignments,
     return Alignments.from_lists([fn(forward.links(k), reverse.links(k)) for k in range(len(forward))])
 
 
-def _get(method: str) -> Callable[[Iterable, Iterable], Links]:
+def _get(method: str) -> Callable[[Iterable[tuple[int, int]], Iterable[tuple[int, int]]], Links]:
     try:
         return SYMMETRIZERS[method]
     except KeyError:

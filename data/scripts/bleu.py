@@ -18,9 +18,8 @@ import unicodedata
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
-from fairseq_plugins.pipeline import binarize  # noqa: E402
-
 from align.links.formats import read_lines, split_tokens  # noqa: E402
+from fairseq_plugins.pipeline import binarize  # noqa: E402
 
 
 def main(argv=None) -> int:

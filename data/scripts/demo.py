@@ -25,6 +25,7 @@ from eval.cli import plot_heatmap, signature  # noqa: E402
 from eval.grid import best as best_row, format_grid, layer_rows, parse_name, summarize_heads  # noqa: E402
 from eval.metrics import score_corpus  # noqa: E402
 from eval.view import build_page  # noqa: E402
+from fairseq_plugins.pipeline import binarize, generate_command, run_with_progress  # noqa: E402
 
 
 def step(i: int, n: int, msg: str) -> None:

@@ -34,8 +34,14 @@ def mismatches(a: dict, b: dict) -> list[str]:
 def convert(src: str, out: str, trust: bool = False) -> list[str]:
     """Write ``out``/model.safetensors and model_config.json from ``src`` (a .pt or a folder holding model.pt),
     copy a folder's dictionaries, spm.model and card; returns the paths written."""
-    from fairseq_plugins.checkpoint import (CheckpointError, fairseq_checkpoint, load_checkpoint, load_safe,
-                                            read_preprocessing, save_safe)
+    from fairseq_plugins.checkpoint import (
+        CheckpointError,
+        fairseq_checkpoint,
+        load_checkpoint,
+        load_safe,
+        read_preprocessing,
+        save_safe,
+    )
 
     folder = src if os.path.isdir(src) else None
     pt = os.path.join(src, "model.pt") if folder else src

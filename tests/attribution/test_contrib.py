@@ -5,10 +5,16 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from align.attribution.contrib import (alti_block, alti_contributions, rollout_decoder_step,  # noqa: E402
-                           rollout_encoder, value_zeroing)
-from align.attribution.norms import CrossAttentionLayer, FeedForwardBlock  # noqa: E402
 from test_norms import _fairseq_decoder_layer, _inputs, _layer  # noqa: E402
+
+from align.attribution.contrib import (  # noqa: E402
+    alti_block,
+    alti_contributions,
+    rollout_decoder_step,
+    rollout_encoder,
+    value_zeroing,
+)
+from align.attribution.norms import CrossAttentionLayer, FeedForwardBlock  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -257,7 +263,6 @@ def test_value_zeroing_equals_rerunning_fairseq_layer(pre, act):
 
 from hf_tiny import randomize as _randomize  # noqa: E402
 
-
 _HF_COMMON = dict(d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
                   encoder_ffn_dim=32, decoder_ffn_dim=32, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
                   max_position_embeddings=64, pad_token_id=1, bos_token_id=0, eos_token_id=2)
@@ -301,7 +306,7 @@ def test_value_zeroing_equals_rerunning_hf_m2m100_layer():
     S = src.shape[1]
     for k, dec_layer in enumerate(model.model.decoder.layers):
         outs = []
-        hook = dec_layer.register_forward_hook(lambda m, a, out: outs.append(out[0] if isinstance(out, tuple) else out))
+        hook = dec_layer.register_forward_hook(lambda m, a, out, outs=outs: outs.append(out[0] if isinstance(out, tuple) else out))
         with torch.no_grad(), Recorder(model, adapter) as rec:
             adapter.forward(model, batch)
         inp, blk = rec.layer_inputs(k), rec.layer(k)

@@ -7,12 +7,24 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import align.attribution.methods as methods_mod  # noqa: E402
-from align.extraction.engine import AlignSpec  # noqa: E402
-from align.attribution.methods import (METHODS, NEEDS, LayerContext, Method, ModelContext, check_methods,  # noqa: E402
-                           describe, get_method, layer_scores, needs, register)
-from align.attribution.norms import CrossAttentionLayer, FeedForwardBlock, LayerInputs, value_vectors  # noqa: E402
 from test_norms import _inputs, _layer  # noqa: E402
+
+import align.attribution.methods as methods_mod  # noqa: E402
+from align.attribution.methods import (  # noqa: E402
+    METHODS,
+    NEEDS,
+    LayerContext,
+    Method,
+    ModelContext,
+    check_methods,
+    describe,
+    get_method,
+    layer_scores,
+    needs,
+    register,
+)
+from align.attribution.norms import CrossAttentionLayer, FeedForwardBlock, LayerInputs, value_vectors  # noqa: E402
+from align.extraction.engine import AlignSpec  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

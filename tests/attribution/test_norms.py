@@ -3,9 +3,17 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from align.attribution.methods import METHODS, layer_scores  # noqa: E402
-from align.attribution.norms import (CrossAttentionLayer, LayerInputs, decompose_block,  # noqa: E402
-                         ln_out_weight, score_attn_res_ln, score_norm, score_norm_head, value_gram,
-                         value_vectors)
+from align.attribution.norms import (  # noqa: E402
+    CrossAttentionLayer,
+    LayerInputs,
+    decompose_block,
+    ln_out_weight,
+    score_attn_res_ln,
+    score_norm,
+    score_norm_head,
+    value_gram,
+    value_vectors,
+)
 
 
 def _layer(D=16, H=4, pre=False, seed=0, identity_out=False):
@@ -182,8 +190,9 @@ def test_real_fairseq_layer():
         pad[1, 5:] = True
         captured = {}
         dec.encoder_attn.register_forward_hook(
-            lambda m, a, kw, out: captured.update(q=kw["query"], out=out[0], w=out[1]), with_kwargs=True)
-        dec.encoder_attn_layer_norm.register_forward_hook(lambda m, a, out: captured.setdefault("ln", []).append((a[0], out)))
+            lambda m, a, kw, out, captured=captured: captured.update(q=kw["query"], out=out[0], w=out[1]), with_kwargs=True)
+        dec.encoder_attn_layer_norm.register_forward_hook(
+            lambda m, a, out, captured=captured: captured.setdefault("ln", []).append((a[0], out)))
         dec(x_dec, enc, pad, need_attn=True, need_head_weights=True)
         layer = CrossAttentionLayer.from_fairseq(dec)
         alpha = captured["w"].transpose(0, 1)  # (H, B, T, S) -> (B, H, T, S)

@@ -6,8 +6,7 @@ import os
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENFR = os.path.join(ROOT, "data", "models", "enfr")
@@ -76,6 +75,7 @@ def test_align_view(tmp_path, capsys, text, hyp):
 @given(manifest=RAW, rows=RAW)
 def test_align_merge(tmp_path, capsys, manifest, rows):
     import shutil
+
     from align.cli.merge import main
     d = tmp_path / "run"
     shutil.rmtree(d, ignore_errors=True)

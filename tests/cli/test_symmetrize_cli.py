@@ -1,5 +1,6 @@
-from align.cli.symmetrize import main
 from conftest import write
+
+from align.cli.symmetrize import main
 
 
 def test_symmetrize_cli(tmp_path, capsys):

@@ -5,11 +5,10 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from conftest import write
+from hypothesis import given, settings, strategies as st
 
 from align.links.formats import read_alignments
-from conftest import write
 from eval.cli import evaluate, main
 from eval.metrics import score_corpus
 
@@ -23,7 +22,7 @@ def test_text_line(tmp_path, capsys):
     out = capsys.readouterr().out.strip().split("\n")
     # |A|=3, |S|=3, |A&S|=2, |A&P|=3: AER = 1 - 5/6 = 16.7, P 100, R 66.7, F1 80
     assert out == [f"{h}  AER  16.7  P 100.0  R  66.7  F1  80.0  links 3  sents 2",
-                   "signature: fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|version:0.1.0"]
+                   "signature: fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|version:0.2.0"]
 
 
 def test_json_many_hyps_and_paired(tmp_path, capsys):
@@ -112,13 +111,13 @@ def test_naacl_gold_with_id_file(tmp_path, capsys):
 # -- issue 13: signature, streaming in step, line counts, fuzzing ------------------------------------
 
 @pytest.mark.parametrize("extra,sig", [
-    ([], "fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|version:0.1.0"),
+    ([], "fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|version:0.2.0"),
     (["--gold-base", "0", "--hyp-format", "talp", "--reverse-hyp", "--all-sure"],
-     "fmt:talp|base:0|hypfmt:talp|hypbase:1|rev:hyp|allsure:yes|version:0.1.0"),
+     "fmt:talp|base:0|hypfmt:talp|hypbase:1|rev:hyp|allsure:yes|version:0.2.0"),
     (["--reverse-gold", "--reverse-hyp", "--bootstrap", "20", "--seed", "3"],
-     "fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:both|allsure:no|bs:20|seed:3|version:0.1.0"),
+     "fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:both|allsure:no|bs:20|seed:3|version:0.2.0"),
     (["--gold-format", "naacl", "--paired-bootstrap", "10"],
-     "fmt:naacl|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|ids:1..max|pbs:10|seed:12345|version:0.1.0"),
+     "fmt:naacl|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|ids:1..max|pbs:10|seed:12345|version:0.2.0"),
 ])
 def test_signature_in_json_and_text(tmp_path, capsys, extra, sig):
     g = write(tmp_path, "g", "1 1 1\n2 1 2\n" if "naacl" in extra else "1-1\n1-2\n")
@@ -275,8 +274,8 @@ _corpus = st.lists(st.tuples(st.lists(st.tuples(st.integers(0, 6), st.integers(0
 @given(_corpus, st.sampled_from(["pharaoh", "talp", "naacl"]), st.sampled_from(["pharaoh", "talp", "naacl"]),
        st.booleans(), st.booleans(), st.sampled_from([1, 2, 3, 1000]), st.randoms(use_true_random=False))
 def test_streamed_scores_equal_in_memory_scores(tmp_path_factory, corpus, gfmt, hfmt, rev, all_sure, block, rnd):
-    from align.links.formats import write_alignments
     from align.links.alignments import Alignments
+    from align.links.formats import write_alignments
     gold = Alignments.from_lists([c[0] for c in corpus], [c[1] for c in corpus])
     hyp = Alignments.from_lists([c[2] for c in corpus])
     d = tmp_path_factory.mktemp("st")

@@ -1,11 +1,19 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from align.links.alignments import Alignments
-from eval.metrics import (SentenceCounts, bootstrap_ci, count_matches, paired_bootstrap, rates, score_corpus,
-                          score_counts, score_sentences, score_totals)
+from eval.metrics import (
+    SentenceCounts,
+    bootstrap_ci,
+    count_matches,
+    paired_bootstrap,
+    rates,
+    score_corpus,
+    score_counts,
+    score_sentences,
+    score_totals,
+)
 
 
 def test_by_hand():

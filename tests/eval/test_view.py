@@ -8,15 +8,24 @@ import re
 
 import numpy as np
 import pytest
-
-from align.links.formats import read_alignments, read_text_pairs, write_alignments
-from align.links.alignments import Alignments
-from align.links.softscores import write_scores
 from conftest import ROOT, write
 from pages import page_json
+
+from align.links.alignments import Alignments
+from align.links.formats import read_alignments, read_text_pairs, write_alignments
+from align.links.softscores import write_scores
 from eval import cli as eval_cli
-from eval.view import (build_page, decode_cells, default_name, embed_json, encode_cells, main, page_data, parse_named,
-                       render_page)
+from eval.view import (
+    build_page,
+    decode_cells,
+    default_name,
+    embed_json,
+    encode_cells,
+    main,
+    page_data,
+    parse_named,
+    render_page,
+)
 
 HANSARDS = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards")
 TEXT = os.path.join(HANSARDS, "enfr.src-tgt")

@@ -1,7 +1,8 @@
-"""align-view's page in a real browser: headless Chromium (Debian's /usr/bin/chromium) loads the
-written file, its JS runs, and the rendered DOM is checked against counts computed here in Python.
+"""align-view's page in a real browser: headless Chromium (Debian's /usr/bin/chromium, driven by
+Selenium through Debian's /usr/bin/chromedriver) loads the written file, its JS runs, and the
+rendered DOM is checked against counts computed here in Python.
 
-Without /usr/bin/chromium these tests skip, saying so; under CI (``CI`` set) they fail instead.
+Without the browser, the driver or selenium these tests skip, saying so; under CI (``CI`` set) they fail instead.
 One browser per module, one fresh tab per test; every test ends with no console error.
 """
 
@@ -11,15 +12,15 @@ import struct
 
 import numpy as np
 import pytest
+from browser import Chromium, missing
+from conftest import write
+from test_view import GOLD, TEXT, make_hyps
 
 from align.links.formats import read_alignments, read_text_pairs
 from align.links.softscores import quantize_scores, write_scores
-from chromium import CHROMIUM, Chromium
-from conftest import write
 from eval.cli import main as eval_main
 from eval.metrics import score_sentences
 from eval.view import main
-from test_view import GOLD, TEXT, make_hyps
 
 pytestmark = pytest.mark.browser
 
@@ -45,9 +46,9 @@ AER_B = [42.86, 100.0, 0.0, 100.0, 100.0]
 
 @pytest.fixture(scope="module")
 def browser():
-    if not os.access(CHROMIUM, os.X_OK):
-        why = (f"headless Chromium not found at {CHROMIUM} (Debian: apt-get install chromium chromium-driver); "
-               "the align-view browser tests need it")
+    why = missing()
+    if why:
+        why = f"headless Chromium: {why}; the align-view browser tests need it"
         if os.environ.get("CI"):
             pytest.fail(f"CI: {why}", pytrace=False)
         pytest.skip(why)

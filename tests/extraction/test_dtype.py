@@ -11,9 +11,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("fairseq")
 pytest.importorskip("sentencepiece")
 
-from align.extraction.engine import Recorder, collate, score_pairs  # noqa: E402
-from align.extraction.adapters import Batch  # noqa: E402
 from align.attribution.methods import METHODS  # noqa: E402
+from align.extraction.adapters import Batch  # noqa: E402
+from align.extraction.engine import Recorder, collate, score_pairs  # noqa: E402
 from fairseq_plugins.hub import NormAligner  # noqa: E402
 
 pytestmark = [pytest.mark.fairseq, pytest.mark.usefixtures("one_torch_thread")]
@@ -92,7 +92,7 @@ def test_low_precision_links_agree_with_float32(pairs, reference, dtype):
     assert got.keys() == want.keys() and len(want) == len(LINK_METHODS) * 3 * 2
     rates = _agreement(want, got)
     warnings.warn(AgreementReport(f"{dtype} vs float32, {N_SENTENCES} Hansards sentences: identical links "
-                                  + ", ".join(f"{m} {r:.2%}" for m, r in rates.items())))
+                                  + ", ".join(f"{m} {r:.2%}" for m, r in rates.items())), stacklevel=2)
     low = {m: r for m, r in rates.items() if r < PINNED[dtype][m]}
     assert not low, f"agreement below the pinned figures {PINNED[dtype]}: {low}"
 
@@ -109,7 +109,7 @@ def test_scores_are_float32_and_close(pairs, reference, dtype):
     want = score_pairs(ref_aligner.model, ref_aligner.adapter, src, labels, ref_aligner.pad, names, [0, 1, 2])
     for name in names:
         for layer in range(3):
-            for g, w in zip(got, want):
+            for g, _ in zip(got, want):
                 assert g[(name, layer)].dtype == np.float32, (name, layer)
                 assert np.isfinite(g[(name, layer)]).all(), (name, layer)
         diff = max(np.abs(g[(name, k)] - w[(name, k)]).max() for g, w in zip(got, want) for k in range(3))

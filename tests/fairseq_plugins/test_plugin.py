@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("fairseq")
 
-from align.links.formats import read_alignments  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
+from align.links.formats import read_alignments  # noqa: E402
 from eval.metrics import score_corpus  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -225,7 +225,7 @@ def test_threshold_decoder_works_for_norms(tiny):
 
 def test_every_alignment_flag_is_documented():
     from fairseq_plugins.tasks import NormAlignConfig
-    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    readme = open(os.path.join(ROOT, "docs", "guides", "fairseq-plugin.md"), encoding="utf-8").read()
     for name in NormAlignConfig.__dataclass_fields__:
         if name.startswith("alignment_"):
             assert "--" + name.replace("_", "-") in readme, name

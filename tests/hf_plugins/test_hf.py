@@ -11,10 +11,10 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")
 
-from align.extraction.adapters import Batch, HFAdapter, UnsupportedModelError, prepare_hf_model  # noqa: E402
-from align.extraction.engine import Recorder, collate, score_pairs  # noqa: E402
 from align.attribution.methods import METHODS  # noqa: E402
 from align.attribution.norms import decompose_block, decompose_layer, value_vectors, values  # noqa: E402
+from align.extraction.adapters import Batch, HFAdapter, UnsupportedModelError, prepare_hf_model  # noqa: E402
+from align.extraction.engine import Recorder, collate, score_pairs  # noqa: E402
 from align.links.subwords import SPECIAL, WordMapError  # noqa: E402
 from hf_plugins.hub import HFAligner  # noqa: E402
 

@@ -36,6 +36,7 @@ def _marian(folder):
 
 def _m2m100(folder):
     import io
+
     import sentencepiece as spm
     from hf_tiny import randomize
     buf = io.BytesIO()

@@ -1,10 +1,8 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from align.links.decode import DECODERS, decode, decode_argmax, decode_argmax_src, decode_intersect, decode_itermax
-
 
 S = np.array([[0.7, 0.2, 0.1],   # tgt 0 -> src 0
               [0.1, 0.3, 0.6],   # tgt 1 -> src 2

@@ -3,15 +3,27 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from align.links.formats import (FORMATS, AlignmentFormatError, AlignmentStream, LineCountError, LinkRangeError,
-                           TextLengthStream, check_links_in_range, format_links, read_alignments, read_text_pairs,
-                           read_wpt_text, shared_data_dir, split_tokens, write_alignments,
-                           write_text_atomic)
-from align.links.alignments import Alignments
 from conftest import write
+from hypothesis import given, settings, strategies as st
+
+from align.links.alignments import Alignments
+from align.links.formats import (
+    FORMATS,
+    AlignmentFormatError,
+    AlignmentStream,
+    LineCountError,
+    LinkRangeError,
+    TextLengthStream,
+    check_links_in_range,
+    format_links,
+    read_alignments,
+    read_text_pairs,
+    read_wpt_text,
+    shared_data_dir,
+    split_tokens,
+    write_alignments,
+    write_text_atomic,
+)
 
 
 def test_talp_is_one_based_with_possible(tmp_path):

@@ -8,12 +8,19 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from align.links.formats import AlignmentFormatError
-from align.links.softscores import (ScoresFormatError, decode_scores, encode_scores, iter_scores, quantize_scores,
-                              read_scores, scores_name, write_scores)
+from align.links.softscores import (
+    ScoresFormatError,
+    decode_scores,
+    encode_scores,
+    iter_scores,
+    quantize_scores,
+    read_scores,
+    scores_name,
+    write_scores,
+)
 
 
 def quantize_loop(m):
@@ -97,7 +104,7 @@ def q64(n):
     ('{"tgt": 1.5, "src": 1, "q": ""}', "'tgt' is 1.5"),
     ('{"tgt": 1, "src": 1, "q": 5}', "'q' is a JSON int"),
     ('{"tgt": 1, "src": 1, "q": "A*=="}', "not valid base64"),
-    ('{"tgt": 2, "src": 3, "q": "%s"}' % q64(5), "'q' holds 5 bytes; expected tgt \\* src = 2 \\* 3 = 6"),
+    (f'{{"tgt": 2, "src": 3, "q": "{q64(5)}"}}', "'q' holds 5 bytes; expected tgt \\* src = 2 \\* 3 = 6"),
 ])
 def test_bad_lines_name_file_and_line(line, found):
     with pytest.raises(ScoresFormatError, match=f"^dump/x.scores.jsonl:7: .*{found}") as e:

@@ -1,10 +1,18 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from align.links.subwords import (SPECIAL, WordMapError, aggregate_scores, check_word_map, subword_links_to_words,
-                            word_map, word_map_from_ids, word_map_sentencepiece, word_map_subword_nmt)
+from align.links.subwords import (
+    SPECIAL,
+    WordMapError,
+    aggregate_scores,
+    check_word_map,
+    subword_links_to_words,
+    word_map,
+    word_map_from_ids,
+    word_map_sentencepiece,
+    word_map_subword_nmt,
+)
 
 
 def test_sentencepiece_map():

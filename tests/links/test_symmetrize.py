@@ -1,6 +1,5 @@
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from align.links.alignments import Alignments
 from align.links.symmetrize import SYMMETRIZERS, symmetrize, symmetrize_corpus

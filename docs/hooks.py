@@ -1,0 +1,148 @@
+"""MkDocs hooks: pages made at build time from the code and the repository, never retyped.
+
+- ``reference/cli.md``: every console script's flags, read from its argparse parser (the parser each
+  ``main`` builds is caught as it parses, so a script needs no extra entry point), and the fairseq
+  plugin's task flags, read from its config dataclass;
+- ``results/``: ``benchmarks/results/`` as committed (tables, JSON, figures);
+- ``changelog.md``: ``CHANGELOG.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import logging
+import os
+import sys
+from typing import Any
+
+from mkdocs.structure.files import File, Files
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+SCRIPTS = {
+    # console script: its main function (setup.cfg's entry points)
+    "align-eval": "eval.cli:main",
+    "align-view": "eval.view:main",
+    "align-extract": "align.cli.extract:main",
+    "align-merge": "align.cli.merge:main",
+    "align-symmetrize": "align.cli.symmetrize:main",
+    "align-calibrate": "align.cli.calibrate:main",
+}
+
+
+class _Caught(Exception):
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        self.parser = parser
+
+
+def parser_of(target: str) -> argparse.ArgumentParser:
+    """The parser ``main`` builds, caught when it starts parsing (nothing runs)."""
+    module, _, name = target.partition(":")
+    main = getattr(importlib.import_module(module), name)
+    real = argparse.ArgumentParser.parse_args
+
+    def catch(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> Any:
+        raise _Caught(self)
+
+    argparse.ArgumentParser.parse_args = catch  # type: ignore[method-assign]
+    try:
+        main([])
+    except _Caught as c:
+        return c.parser
+    finally:
+        argparse.ArgumentParser.parse_args = real  # type: ignore[method-assign]
+    raise RuntimeError(f"{target} returned without parsing its arguments")
+
+
+def _cell(text: str) -> str:
+    """Help text as one table cell: one line, Markdown's and HTML's special characters escaped."""
+    text = " ".join(str(text).split())
+    for c in "\\`*_[]|":
+        text = text.replace(c, "\\" + c)
+    return text.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _flags(action: argparse.Action) -> str:
+    if not action.option_strings:
+        return f"`{action.metavar or action.dest}`"
+    return ", ".join(f"`{s}`" for s in action.option_strings)
+
+
+def parser_markdown(name: str, parser: argparse.ArgumentParser) -> str:
+    """One section: usage, description, a table of every argument, the epilog."""
+    parser.prog = name
+    usage = parser.format_usage().strip()
+    out = [f"## `{name}`", "", "```text", usage, "```", ""]
+    if parser.description:
+        out += [parser.description.strip(), ""]
+    out += ["| argument | default | choices | what it does |", "|---|---|---|---|"]
+    for a in parser._actions:
+        if isinstance(a, argparse._HelpAction):
+            continue
+        default = "" if a.default in (None, argparse.SUPPRESS, False) or not a.option_strings else f"`{a.default}`"
+        if isinstance(a, argparse._VersionAction):
+            default = ""
+        choices = ", ".join(f"`{c}`" for c in a.choices) if a.choices else ""
+        text = (a.help or "").replace("%%", "%")
+        if isinstance(a, argparse._VersionAction):
+            text = "print the version and exit"
+        out.append(f"| {_flags(a)} | {default} | {choices} | {_cell(text)} |")
+    out.append("")
+    if parser.epilog:
+        out += [parser.epilog.strip(), ""]
+    return "\n".join(out)
+
+
+def plugin_markdown() -> str:
+    """The fairseq task's flags, from its config dataclass (fairseq prints none of them in --help)."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    logging.disable(logging.WARNING)  # fairseq's import chatter (INFO about optional packages)
+    try:
+        from fairseq.tasks.translation import TranslationConfig
+
+        from fairseq_plugins.tasks import NormAlignConfig
+    except Exception as e:  # fairseq missing or broken: say so on the page rather than fail the build
+        return f"## `fairseq-generate --task translation_norm_align`\n\nNot generated: fairseq does not import ({e}).\n"
+    finally:  # fairseq's import configures the root logger (DEBUG to stderr); the build's own stays
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        logging.disable(logging.NOTSET)
+    inherited = {f.name for f in dataclasses.fields(TranslationConfig)}
+    out = ["## `fairseq-generate --task translation_norm_align`", "",
+           "The plugin's own flags (`--user-dir fairseq_plugins`), read from `fairseq_plugins.tasks.NormAlignConfig`; "
+           "fairseq's translation flags come on top.", "",
+           "| flag | default | what it does |", "|---|---|---|"]
+    for f in dataclasses.fields(NormAlignConfig):
+        if f.name in inherited:
+            continue
+        default = "" if f.default in (None, dataclasses.MISSING, False) else f"`{f.default}`"
+        out.append(f"| `--{f.name.replace('_', '-')}` | {default} | {_cell(f.metadata.get('help', ''))} |")
+    return "\n".join(out) + "\n"
+
+
+def cli_page() -> str:
+    from align import __version__
+
+    parts = ["# Command-line reference", "",
+             f"Generated from the argparse parsers of norm-align {__version__} when the site is built; "
+             "`COMMAND --help` prints the same. Exit status everywhere: 0 ok, 1 bad input (one line, "
+             "`file:line: ...`), 2 usage (or, for `align-extract` without torch, the extra to install).", ""]
+    for name, target in SCRIPTS.items():
+        parts.append(parser_markdown(name, parser_of(target)))
+    parts.append(plugin_markdown())
+    return "\n".join(parts)
+
+
+def on_files(files: Files, config: Any) -> Files:
+    files.append(File.generated(config, "reference/cli.md", content=cli_page()))
+    with open(os.path.join(ROOT, "CHANGELOG.md"), encoding="utf-8") as f:
+        files.append(File.generated(config, "changelog.md", content=f.read()))
+    results = os.path.join(ROOT, "benchmarks", "results")
+    for name in sorted(os.listdir(results)):
+        if name.endswith((".md", ".png", ".json", ".txt")):
+            files.append(File.generated(config, f"results/{name}", abs_src_path=os.path.join(results, name)))
+    return files
