@@ -27,8 +27,6 @@ sys.path.insert(0, ROOT)
 
 from align.links import testsets  # noqa: E402
 from eval.experiment import load_gold, score_all  # noqa: E402
-from fairseq_plugins.pipeline import align_pairs  # noqa: E402
-
 from eval.grid import best, layer_rows, parse_name  # noqa: E402
 from fairseq_plugins.pipeline import align_pairs  # noqa: E402
 

@@ -36,8 +36,7 @@ from align.links.alignments import Alignments  # noqa: E402
 from align.links.calibration import CORRUPTIONS, corrupt, fit_calibration  # noqa: E402
 from align.links.formats import write_text_atomic  # noqa: E402
 from eval.experiment import folds_of  # noqa: E402
-from eval.metrics import (expected_calibration_error, reliability, roc_auc, score_corpus,  # noqa: E402
-                          score_sentences, spearman)
+from eval.metrics import expected_calibration_error, reliability, roc_auc, score_corpus, score_sentences, spearman  # noqa: E402
 
 SETS = [("hansards", "enfr", "Hansards En-Fr"), ("rwth", "deen", "RWTH De-En")]
 

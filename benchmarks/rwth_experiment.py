@@ -26,12 +26,11 @@ from collections.abc import Callable
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from align.links import testsets  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
 from align.links.formats import read_alignments, shared_data_dir  # noqa: E402
 from align.links.symmetrize import symmetrize_corpus  # noqa: E402
 from eval.cli import plot_heatmap  # noqa: E402
-from eval.grid import best, format_markdown, layer_rows, parse_name, summarize_heads  # noqa: E402
-from align.links import testsets  # noqa: E402
 from eval.experiment import folds_of, held_out_choice, holm, load_gold, score_all  # noqa: E402
 from eval.grid import best, format_markdown, layer_rows, parse_name, summarize_heads  # noqa: E402
 from eval.metrics import bootstrap_ci, count_matches, paired_bootstrap, score_counts  # noqa: E402

@@ -81,7 +81,7 @@ def add_testset_args(p: argparse.ArgumentParser) -> None:
                    "registry's (the signature then says sha:unverified)")
 
 
-def load_testset(args: argparse.Namespace, file_flags: dict | None = None) -> "testsets.LoadedTestSet | None":
+def load_testset(args: argparse.Namespace, file_flags: dict[str, Any] | None = None) -> testsets.LoadedTestSet | None:
     """The test set named by ``-t`` (None without it); UsageError for flags that contradict it (the gold
     format flags, and the caller's ``file_flags``: flag -> value, such as ``{"--text": args.text}``)."""
     name = getattr(args, "test_set", None)
@@ -111,7 +111,7 @@ class _MemoryStream:
     def __init__(self, alignments: Alignments, name: str) -> None:
         self.al, self.name, self.unit, self.sentences = alignments, name, "sentences", 0
 
-    def take(self, n: int, lengths=None) -> Alignments:
+    def take(self, n: int, lengths: tuple[np.ndarray, np.ndarray] | None = None) -> Alignments:
         k = self.sentences
         self.sentences = min(k + n, len(self.al))
         return self.al.select(np.arange(k, self.sentences))
@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def signature(args: argparse.Namespace, testset: "testsets.LoadedTestSet | None" = None) -> str:
+def signature(args: argparse.Namespace, testset: testsets.LoadedTestSet | None = None) -> str:
     """Every setting that changes the figures, sacrebleu style:
     ``fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|version:0.2.0``; with a named test
     set its name, direction and checksum replace the gold file's format:
@@ -212,7 +212,7 @@ def _read_ids(path: str) -> list[int]:
 
 
 def count_in_step(args: argparse.Namespace, hyps: Sequence[str], ids: Sequence[int] | None, per_sentence: bool,
-                  block_lines: int = BLOCK_LINES, testset: "testsets.LoadedTestSet | None" = None,
+                  block_lines: int = BLOCK_LINES, testset: testsets.LoadedTestSet | None = None,
                   ) -> list[tuple[np.ndarray, int, SentenceCounts | None]]:
     """Read the gold, the hypotheses (and the --text file) in step, a block of sentences at a time.
 
@@ -222,6 +222,7 @@ def count_in_step(args: argparse.Namespace, hyps: Sequence[str], ids: Sequence[i
     """
     with ExitStack() as stack:
         text: TextLengthStream | _MemoryLengths | None
+        gold: AlignmentStream | _MemoryStream
         if testset is not None:
             gold = _MemoryStream(testset.gold, f"test set {testset.name} ({testset.pair})")
             text = _MemoryLengths(testset.lengths(), gold.name)
@@ -268,7 +269,7 @@ def split_files(args: argparse.Namespace) -> None:
 
 
 def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES,
-             testset: "testsets.LoadedTestSet | None" = None) -> list[dict[str, Any]]:
+             testset: testsets.LoadedTestSet | None = None) -> list[dict[str, Any]]:
     """Score every hypothesis; returns one dict per file (rates in percent), each with the signature.
     ``testset``: the loaded ``-t`` set, if the caller has it (else it is loaded here)."""
     if not hasattr(args, "hyps"):

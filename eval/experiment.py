@@ -3,14 +3,12 @@ hypotheses, Holm's correction, cross-validated setting choice (numpy, no torch).
 
 from __future__ import annotations
 
-
 from typing import Any
 
 import numpy as np
 
 from align.links import testsets
 from align.links.alignments import Alignments
-from align.links.formats import read_alignments, read_text_pairs
 
 from .metrics import SentenceCounts, count_matches, score_counts
 

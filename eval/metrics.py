@@ -199,7 +199,7 @@ def paired_bootstrap(baseline: SentenceCounts, system: SentenceCounts, n_samples
             "delta": observed, "delta_ci": (float(np.percentile(diffs, 2.5)), float(np.percentile(diffs, 97.5)))}
 
 
-def reliability(probs: np.ndarray, labels: np.ndarray, bins: int = 10) -> list[dict]:
+def reliability(probs: np.ndarray, labels: np.ndarray, bins: int = 10) -> list[dict[str, Any]]:
     """Equal-width bins of predicted probability: per bin its range, cell count, mean prediction and rate of
     positives (None for an empty bin): the points of a reliability diagram."""
     p, y = np.asarray(probs, dtype=np.float64), np.asarray(labels, dtype=np.float64)

@@ -15,14 +15,14 @@ import argparse
 import json
 import sys
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from ..links import testsets
-from ..links.calibration import CORRUPTIONS, CalibrationError, corrupt, fit_calibration, write_calibration
-from ..links.formats import FORMATS, AlignmentFormatError, check_links_in_range, read_alignments, read_text_pairs
 from .. import __version__
+from ..links import testsets
+from ..links.calibration import CORRUPTIONS, corrupt, fit_calibration, write_calibration
+from ..links.formats import FORMATS, AlignmentFormatError, check_links_in_range, read_alignments, read_text_pairs
 from .extract import LOADERS, _framework_flags, _one_line, _quiet, framework_of, load_aligner
 from .extras import install_hint, missing_module
 

@@ -32,8 +32,9 @@ import json
 import math
 import os
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -120,14 +121,14 @@ class Logistic:
     def predict(self, x: np.ndarray) -> np.ndarray:
         """(n, n_features) -> (n,) probabilities."""
         z = (np.asarray(x, dtype=np.float64) - self.mean) / self.scale
-        return 1.0 / (1.0 + np.exp(-np.clip(self.weights[0] + z @ self.weights[1:], -500, 500)))
+        return np.asarray(1.0 / (1.0 + np.exp(-np.clip(self.weights[0] + z @ self.weights[1:], -500, 500))))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"features": list(self.features), "mean": self.mean.tolist(), "scale": self.scale.tolist(),
                 "weights": self.weights.tolist()}
 
     @classmethod
-    def from_dict(cls, d: dict, features: Sequence[str], where: str) -> "Logistic":
+    def from_dict(cls, d: Any, features: Sequence[str], where: str) -> Logistic:
         """Read one model of a calibration file; CalibrationError naming ``where`` if it is malformed."""
         if not isinstance(d, dict) or list(d.get("features", [])) != list(features):
             raise CalibrationError(f"{where}: features {d.get('features') if isinstance(d, dict) else d!r}; "
@@ -195,12 +196,12 @@ def corrupt(pairs: Sequence[tuple[list[str], list[str]]], kind: str, seed: int =
 class Calibration:
     """A fitted calibration of one setting of one model: link probabilities and a sentence score."""
 
-    model: dict
-    setting: dict
+    model: dict[str, Any]
+    setting: dict[str, Any]
     cells: Logistic
     sentence: Logistic
-    fitted_on: dict = field(default_factory=dict)
-    measured: dict = field(default_factory=dict)
+    fitted_on: dict[str, Any] = field(default_factory=dict)
+    measured: dict[str, Any] = field(default_factory=dict)
 
     @property
     def bidirectional(self) -> bool:
@@ -227,7 +228,7 @@ class Calibration:
             return 0.0
         return float(self.sentence.predict(sentence_features(probs)[None])[0])
 
-    def check(self, model: dict, setting: dict, path: str = "calibration") -> None:
+    def check(self, model: dict[str, Any], setting: dict[str, Any], path: str = "calibration") -> None:
         """CalibrationError naming the first field in which ``model`` or ``setting`` differs from the fitted ones."""
         for what, want, got in (("model", self.model, model), ("setting", self.setting, setting)):
             for key in sorted(set(want) | set(got)):
@@ -275,8 +276,9 @@ def write_calibration(path: str, calibration: Calibration) -> None:
     write_text_atomic(os.fspath(path), calibration.to_json())
 
 
-def fit_calibration(matrices: Sequence[tuple], gold_cells: Sequence[np.ndarray], negatives: Sequence[tuple],
-                    model: dict, setting: dict, fitted_on: dict) -> Calibration:
+def fit_calibration(matrices: Sequence[tuple[Any, ...]], gold_cells: Sequence[np.ndarray],
+                    negatives: Sequence[tuple[Any, ...]], model: dict[str, Any], setting: dict[str, Any],
+                    fitted_on: dict[str, Any]) -> Calibration:
     """Fit a calibration from the gold sentences' (scores, NULL mass) and their (T, S) 0/1 gold cells, and the
     (scores, NULL mass) of corrupted pairs (the sentence model's negatives). Tuples of four, (scores, NULL,
     reverse scores (S, T), reverse NULL), fit a bidirectional calibration. CalibrationError if there are

@@ -27,7 +27,7 @@ import tempfile
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO, Any, cast
+from typing import IO, Any, Protocol, cast
 
 import numpy as np
 
@@ -519,8 +519,16 @@ class TextLengthStream:
         self.close()
 
 
-def raise_count_mismatch(reference: AlignmentStream | TextLengthStream,
-                         others: Sequence[AlignmentStream | TextLengthStream]) -> None:
+class CountedStream(Protocol):
+    """What :func:`raise_count_mismatch` reads of a stream: its name, its unit and its length."""
+
+    name: str
+    unit: str
+
+    def count_all(self) -> int: ...
+
+
+def raise_count_mismatch(reference: CountedStream, others: Sequence[CountedStream]) -> None:
     """Two streams read in step have different numbers of sentences: read every stream to its end
     and raise LineCountError naming the first whose count differs from ``reference``'s (the gold)."""
     expected = reference.count_all()

@@ -19,14 +19,22 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from .alignments import Alignments
-from .formats import (AlignmentFormatError, read_alignments, read_lines, read_text_pairs, read_wpt_text, shared_data_dir,
-                      split_tokens)
+from .formats import (
+    AlignmentFormatError,
+    read_alignments,
+    read_lines,
+    read_text_pairs,
+    read_wpt_text,
+    shared_data_dir,
+    split_tokens,
+)
 
 SHIPPED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gold")
 """The redistributable sets, package data: ``SHIPPED_DIR/FOLDER/FILE``."""
@@ -134,7 +142,7 @@ class LoadedTestSet:
         """``test:hansards|lang:en-fr|sha:0a1b2c3d4e5f`` (``sha:unverified`` under ``verify=False``)."""
         return f"test:{self.name}|lang:{self.pair}|sha:{self.spec.checksum[:12] if self.verified else 'unverified'}"
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """JSON-ready: name, languages, pairs, links, checksum (full), where the files are, what loading changed."""
         return {"name": self.name, "langs": self.pair, "pairs": len(self), "sure": int(self.gold.sure.sum()),
                 "possible": int((~self.gold.sure).sum()), "sha256": self.spec.checksum, "verified": self.verified,
@@ -405,7 +413,7 @@ def load(name: str, langs: str | None = None, folder: str | None = None, verify_
     return ts
 
 
-def listing(folder: str | None = None) -> list[dict]:
+def listing(folder: str | None = None) -> list[dict[str, Any]]:
     """One JSON-ready row per set: name, languages, pairs, links, licence, shipped, where its files are (or None)."""
     rows = []
     for spec in TESTSETS.values():
@@ -417,7 +425,7 @@ def listing(folder: str | None = None) -> list[dict]:
     return rows
 
 
-def format_listing(rows: Sequence[dict]) -> str:
+def format_listing(rows: Sequence[dict[str, Any]]) -> str:
     """A text table of :func:`listing`'s rows."""
     out = [f"{'name':<9} {'langs':<6} {'pairs':>5} {'sure':>6} {'poss':>6}  where"]
     for r in rows:

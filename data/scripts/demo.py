@@ -20,7 +20,6 @@ sys.path.insert(0, ROOT)
 
 from align.links import testsets  # noqa: E402
 from align.links.formats import read_alignments, write_alignments, write_text_atomic  # noqa: E402
-from fairseq_plugins.pipeline import binarize, generate_command, run_with_progress  # noqa: E402
 from eval.cli import plot_heatmap, signature  # noqa: E402
 from eval.grid import best as best_row, format_grid, layer_rows, parse_name, summarize_heads  # noqa: E402
 from eval.metrics import score_corpus  # noqa: E402

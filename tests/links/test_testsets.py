@@ -5,11 +5,10 @@ import shutil
 
 import numpy as np
 import pytest
+from conftest import SHARED
 
 from align.links import testsets
 from align.links.formats import read_text_pairs
-
-from conftest import SHARED
 
 
 def needs_shared(spec):
