@@ -20,6 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
+from align.links.console import clean_text, console_main
 from align import __version__
 from align.links.formats import (BLOCK_LINES, FORMATS, AlignmentFormatError, AlignmentStream, TextLengthStream,
                            raise_count_mismatch, read_lines, read_wpt_text, write_text_atomic)
@@ -192,7 +193,7 @@ def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES) -> list[d
 
 def write_per_sentence(path: str, results: list[dict], counts: list) -> None:
     """TSV: one row per sentence (1-based), four columns per hypothesis file."""
-    cols = ["sentence"] + [f"{r['hyp']}:{m}" for r in results for m in ("aer", "precision", "recall", "f1")]
+    cols = ["sentence"] + [f"{clean_text(r['hyp'])}:{m}" for r in results for m in ("aer", "precision", "recall", "f1")]
     per = [100 * rates(c.stacked()).T for c in counts]  # each (n_sentences, 4)
     n = len(counts[0])
     rows = ["\t".join(cols)]
@@ -273,6 +274,7 @@ def plot_heatmap(results: list[dict], path: str) -> None:
             os.unlink(tmp)
 
 
+@console_main("align-eval")
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point of ``align-eval``."""
     parser = build_parser()

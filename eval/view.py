@@ -30,6 +30,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from align.links.console import clean_text, console_main
 from align.links.formats import (AlignmentFormatError, LineCountError, check_links_in_range, read_alignments,
                            read_text_pairs, write_text_atomic)
 from align.links.alignments import Alignments
@@ -297,10 +298,14 @@ def load(args: argparse.Namespace) -> tuple[str, dict]:
         sig_args.naacl_ids = None
     sig = signature(sig_args) if gold is not None else None
     title = args.title if args.title is not None else f"align-view: {os.path.basename(text_name)}"
-    page = build_page(pairs, hyps, gold, soft, title, sig, hyp_paths)
+    # a title or file name with bytes that are not UTF-8 shows them as U+FFFD; it never stops the page
+    hyps, soft = {clean_text(k): v for k, v in hyps.items()}, {clean_text(k): v for k, v in soft.items()}
+    page = build_page(pairs, hyps, gold, soft, clean_text(title), sig,
+                      {clean_text(k): clean_text(v) for k, v in hyp_paths.items()})
     return page, {"sentences": n, "hypotheses": len(hyps), "gold": gold is not None, "scores": sorted(soft)}
 
 
+@console_main("align-view")
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point of ``align-view``."""
     parser = build_parser()

@@ -24,6 +24,7 @@ import time
 import warnings
 from contextlib import ExitStack
 
+from ..links.console import console_main
 from .. import __version__
 from ..links.rows import LEVELS, SHIFTS, SPECIALS
 from ..links.formats import format_links
@@ -146,6 +147,7 @@ def _quiet() -> None:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 
+@console_main("align-extract")
 def main(argv=None) -> int:
     """align-extract: see the module docstring; exit 0 ok, 1 bad input, 2 usage."""
     ap = build_parser()
@@ -230,6 +232,8 @@ def main(argv=None) -> int:
         ap.error("without --out, give one method, one layer and one shift (or --out DIR for many)")
     try:
         stats = run(aligner, spec, args, shard, shards, dest)
+    except BrokenPipeError:
+        raise  # the reader closed stdout (| head): console_main says it in one line
     except (OSError, ValueError) as e:  # InputError, WordMapError, TooLongError, OutputExistsError: file:line
         print(f"align-extract: {_one_line(e)}", file=sys.stderr)
         return 1

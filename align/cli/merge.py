@@ -9,9 +9,11 @@ import argparse
 import json
 import sys
 
+from ..links.console import console_main
 from ..extraction.shards import ShardError, merge, merged_dir
 
 
+@console_main("align-merge")
 def main(argv=None) -> int:
     """Console entry point of ``align-merge``."""
     ap = argparse.ArgumentParser(prog="align-merge", description="Merge the shards of a sharded alignment run "

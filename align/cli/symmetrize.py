@@ -10,10 +10,12 @@ import argparse
 import sys
 from typing import Sequence
 
+from ..links.console import console_main
 from ..links.formats import AlignmentFormatError, LineCountError, read_alignments, write_alignments
 from ..links.symmetrize import SYMMETRIZERS, symmetrize_corpus
 
 
+@console_main("align-symmetrize")
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point of ``align-symmetrize``."""
     p = argparse.ArgumentParser(prog="align-symmetrize", description=__doc__.splitlines()[0])
