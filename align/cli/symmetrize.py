@@ -38,6 +38,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (AlignmentFormatError, ValueError) as e:
         print(f"align-symmetrize: {e}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        raise  # console_main says it in one line
+    except OSError as e:  # -o a folder, or under a file: say so, no traceback (nothing is left behind)
+        print(f"align-symmetrize: {args.output}: cannot write ({e.strerror or e}); expected a file path "
+              "in a writable folder", file=sys.stderr)
+        return 1
     return 0
 
 
