@@ -6,7 +6,7 @@ import os
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -151,9 +151,9 @@ def _packed(suffix, data):
     if suffix == ".zst":
         zstandard = pytest.importorskip("zstandard")
         c = zstandard.ZstdCompressor()
-        half = len(data) // 2
-        return c.compress(data[:half]) + c.compress(data[half:])  # two frames, as pzstd and zstd -B write
-    return gzip.compress(data) if suffix == ".gz" else lzma.compress(data)
+        first = c.compress(data[:len(data) // 3])
+        return first + c.compress(data[len(data) // 3:]), len(first)  # two frames, as pzstd writes
+    return (gzip.compress(data) if suffix == ".gz" else lzma.compress(data)), None
 
 
 CUT_LINKS = b"".join(b"0-0 1-1 2-2\n" for _ in range(400))
@@ -173,9 +173,10 @@ def test_a_truncated_compressed_input_is_refused_by_every_command(tmp_path, caps
     import numpy as np
     scores = b"".join((encode_scores(np.ones((3, 3))) + "\n").encode() for _ in range(400))
     full = {"view-text": CUT_TEXT, "view-scores": scores}.get(which, CUT_LINKS)
-    packed = _packed(suffix, full)
-    cut = _file(tmp_path, ("h.scores.jsonl" if which == "view-scores" else "f.align") + suffix,
-                packed[:max(1, int(len(packed) * share))])
+    packed, boundary = _packed(suffix, full)
+    n = max(1, int(len(packed) * share))
+    assume(n != boundary)  # cut exactly between two frames, the rest is a whole valid stream (as gzip members)
+    cut = _file(tmp_path, ("h.scores.jsonl" if which == "view-scores" else "f.align") + suffix, packed[:n])
     links = _file(tmp_path, "ok.align", CUT_LINKS)
     text = _file(tmp_path, "t.txt", CUT_TEXT)
     out = tmp_path / "out.file"
