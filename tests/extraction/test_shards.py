@@ -162,3 +162,12 @@ def test_merge_when_complete_reports_a_lock_it_cannot_take(tmp_path, monkeypatch
     merged, why = merge_when_complete(str(tmp_path), SIG)
     assert merged is None and "no valid owner" in why
     assert not (tmp_path / "merged").exists()
+
+
+def test_write_shard_replaces_an_earlier_shard_only_when_asked(tmp_path):
+    # the plugin's --alignment-dump-overwrite: checked at the start, so the end must not refuse it
+    write_shard(str(tmp_path), 0, 1, 1, {"a.align": [(0, "0-0")]}, SIG)
+    with pytest.raises(ShardError, match="exists already"):
+        write_shard(str(tmp_path), 0, 1, 1, {"a.align": [(0, "1-1")]}, SIG)
+    write_shard(str(tmp_path), 0, 1, 1, {"a.align": [(0, "1-1")]}, SIG, overwrite=True)
+    assert (tmp_path / "shard-0-of-1" / "a.align").read_text() == "0\t1-1\n"
