@@ -101,6 +101,9 @@ def compare(get: Callable, methods, n_samples: int, fields: Callable) -> list[di
                 if m is None:
                     continue
                 test = paired_bootstrap(b[0], m[0], n_samples)
+                if test["p_value"] is None:  # too few sentences or no variance: no p-value to report or adjust
+                    raise ValueError(f"{method} vs {base} ({shift}): the paired bootstrap cannot decide: "
+                                     f"{test['undecided']}")
                 out.append({"shift": shift, "base": base, "method": method, **fields(b[1], m[1]),
                             "delta": 100 * test["delta"], "delta_ci": [100 * x for x in test["delta_ci"]],
                             # the claim tested is directional ("the method's AER is lower"): one-sided
