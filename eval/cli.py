@@ -20,8 +20,8 @@ from typing import Sequence
 
 import numpy as np
 
-from align.links.console import clean_text, console_main
 from align import __version__
+from align.links.console import clean_text, console_main
 from align.links.formats import (BLOCK_LINES, FORMATS, AlignmentFormatError, AlignmentStream, TextLengthStream,
                            raise_count_mismatch, read_lines, read_wpt_text, write_text_atomic)
 

@@ -24,8 +24,8 @@ import time
 import warnings
 from contextlib import ExitStack
 
-from ..links.console import console_main
 from .. import __version__
+from ..links.console import console_main
 from ..links.rows import LEVELS, SHIFTS, SPECIALS
 from ..links.formats import format_links
 from ..links.inputs import InputError, PairReader, count_lines
