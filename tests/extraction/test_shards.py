@@ -171,3 +171,11 @@ def test_write_shard_replaces_an_earlier_shard_only_when_asked(tmp_path):
         write_shard(str(tmp_path), 0, 1, 1, {"a.align": [(0, "1-1")]}, SIG)
     write_shard(str(tmp_path), 0, 1, 1, {"a.align": [(0, "1-1")]}, SIG, overwrite=True)
     assert (tmp_path / "shard-0-of-1" / "a.align").read_text() == "0\t1-1\n"
+
+
+def test_an_empty_lock_left_by_a_killed_process_is_taken_over(tmp_path):
+    # mkdir-then-write locks of 0.1 could be left empty by a kill between the two; no owner ever holds one
+    _three(tmp_path)
+    (tmp_path / ".merge-lock").mkdir()
+    assert merge_when_complete(str(tmp_path), SIG) == (str(tmp_path / "merged"), "")
+    assert not (tmp_path / ".merge-lock").exists()
