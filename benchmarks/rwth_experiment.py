@@ -197,7 +197,8 @@ def symmetrized(gold: Alignments, fwd_rows: list[dict], fwd: dict[str, Alignment
         for how in ("intersect", "grow-diag", "grow-diag-final-and"):
             c = count_matches(gold, symmetrize_corpus(fwd[f["hyp"]], rev[r["hyp"]], how))
             d = score_counts(c).as_dict(f"{method} {how}")
-            d.update(forward=f["hyp"], reverse=r["hyp"], ci95_aer=[100 * x for x in bootstrap_ci(c, n_samples)["aer"]])
+            ci = bootstrap_ci(c, n_samples).get("aer")  # none below eval.metrics.MIN_SENTENCES sentences
+            d.update(forward=f["hyp"], reverse=r["hyp"], ci95_aer=[100 * x for x in ci] if ci else None)
             out.append(d)
     return out
 
