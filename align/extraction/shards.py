@@ -19,7 +19,7 @@ import shutil
 import time
 from typing import IO, Iterator
 
-from .outputs import OutputExistsError, clean_stale, lock, publishing
+from .outputs import OutputExistsError, _host, clean_stale, lock, publishing
 from .signature import differing
 
 _SHARD = re.compile(r"^shard-(\d+)-of-(\d+)$")
@@ -254,7 +254,9 @@ def drop_stale_merged(folder: str, signature: dict) -> bool:
     dest = merged_dir(folder)
     if not os.path.isdir(dest) or merged_signature(folder) == signature:
         return False
-    aside = f"{dest}.stale-{os.getpid()}"
+    # named as a temporary folder of merged/: if this process is killed before the rmtree, the next
+    # run's clean_stale removes it, and --overwrite counts it as the tool's own
+    aside = os.path.join(folder, f".{MERGED}.tmp~{_host()}~{os.getpid()}~stale")
     try:
         os.rename(dest, aside)  # one rename: readers see the old folder or none
     except OSError:
