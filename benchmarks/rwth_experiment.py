@@ -103,6 +103,9 @@ def compare(get: Callable, methods, n_samples: int, fields: Callable) -> list[di
                 if m is None:
                     continue
                 test = paired_bootstrap(b[0], m[0], n_samples)
+                if test["p_value"] is None:  # too few sentences or no variance: no p-value to report or adjust
+                    raise ValueError(f"{method} vs {base} ({shift}): the paired bootstrap cannot decide: "
+                                     f"{test['undecided']}")
                 out.append({"shift": shift, "base": base, "method": method, **fields(b[1], m[1]),
                             "delta": 100 * test["delta"], "delta_ci": [100 * x for x in test["delta_ci"]],
                             # the claim tested is directional ("the method's AER is lower"): one-sided
@@ -196,7 +199,8 @@ def symmetrized(gold: Alignments, fwd_rows: list[dict], fwd: dict[str, Alignment
         for how in ("intersect", "grow-diag", "grow-diag-final-and"):
             c = count_matches(gold, symmetrize_corpus(fwd[f["hyp"]], rev[r["hyp"]], how))
             d = score_counts(c).as_dict(f"{method} {how}")
-            d.update(forward=f["hyp"], reverse=r["hyp"], ci95_aer=[100 * x for x in bootstrap_ci(c, n_samples)["aer"]])
+            ci = bootstrap_ci(c, n_samples).get("aer")  # none below eval.metrics.MIN_SENTENCES sentences
+            d.update(forward=f["hyp"], reverse=r["hyp"], ci95_aer=[100 * x for x in ci] if ci else None)
             out.append(d)
     return out
 

@@ -35,8 +35,9 @@ from align.links.formats import (
     read_wpt_text,
     write_text_atomic,
 )
+from align.links.console import clean_text, console_main
 
-from .metrics import SentenceCounts, bootstrap_ci, count_matches, paired_bootstrap, rates, score_totals
+from .metrics import MIN_SENTENCES, SentenceCounts, bootstrap_ci, count_matches, paired_bootstrap, rates, score_totals
 
 HYP_GROUP = 128
 """Hypothesis files open at once; the gold is read once per group (once in all when it is stdin)."""
@@ -290,11 +291,17 @@ def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES,
         if args.bootstrap and c is not None:
             score = dataclasses.replace(score, ci=bootstrap_ci(c, args.bootstrap, seed=args.seed))
         d = score.as_dict("<stdin>" if path == "-" else path)
+        if args.bootstrap and not score.ci:
+            d["ci"] = None  # too few sentences to resample: no interval rather than one of zero width
+            d["ci_undecided"] = f"{len(c)} sentence(s); a bootstrap interval needs at least {MIN_SENTENCES}"
         if args.paired_bootstrap and counts and c is not None:
             test = paired_bootstrap(counts[0], c, args.paired_bootstrap, seed=args.seed)
             d["paired_bootstrap"] = {"baseline": results[0]["hyp"], "p_value": test["p_value"],
                                      "p_one_sided": test["p_one_sided"], "delta_aer": 100 * test["delta"],
-                                     "delta_aer_ci": [100 * x for x in test["delta_ci"]]}
+                                     "delta_aer_ci": None if test["delta_ci"] is None else
+                                     [100 * x for x in test["delta_ci"]]}
+            if "undecided" in test:
+                d["paired_bootstrap"]["undecided"] = test["undecided"]
         d["signature"] = sig
         if testset is not None:
             d["test_set"] = {k: v for k, v in testset.describe().items() if k in ("name", "langs", "sha256", "verified")}
@@ -308,7 +315,7 @@ def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES,
 
 def write_per_sentence(path: str, results: list[dict[str, Any]], counts: list[SentenceCounts]) -> None:
     """TSV: one row per sentence (1-based), four columns per hypothesis file."""
-    cols = ["sentence"] + [f"{r['hyp']}:{m}" for r in results for m in ("aer", "precision", "recall", "f1")]
+    cols = ["sentence"] + [f"{clean_text(r['hyp'])}:{m}" for r in results for m in ("aer", "precision", "recall", "f1")]
     per = [100 * rates(c.stacked()).T for c in counts]  # each (n_sentences, 4)
     n = len(counts[0])
     rows = ["\t".join(cols)]
@@ -322,12 +329,16 @@ def format_table(results: list[dict[str, Any]]) -> str:
     width = max(len(r["hyp"]) for r in results)
     rows = []
     for r in results:
-        ci = f" [{r['ci']['aer'][0]:.1f}, {r['ci']['aer'][1]:.1f}]" if "ci" in r else ""
+        ci = f" [{r['ci']['aer'][0]:.1f}, {r['ci']['aer'][1]:.1f}]" if r.get("ci") else \
+            " [no interval: too few sentences]" if "ci" in r else ""
         pb = ""
         if "paired_bootstrap" in r:
             t = r["paired_bootstrap"]
-            pb = (f"  vs first: dAER {t['delta_aer']:+.1f} [{t['delta_aer_ci'][0]:+.1f}, {t['delta_aer_ci'][1]:+.1f}]"
-                  f" p={t['p_value']:.4f} (two-sided)")
+            if t["p_value"] is None:
+                pb = f"  vs first: dAER {t['delta_aer']:+.1f}, the test cannot decide ({t['undecided']})"
+            else:
+                pb = (f"  vs first: dAER {t['delta_aer']:+.1f} [{t['delta_aer_ci'][0]:+.1f}, "
+                      f"{t['delta_aer_ci'][1]:+.1f}] p={t['p_value']:.4f} (two-sided)")
         rows.append(f"{r['hyp']:<{width}}  AER {r['aer']:5.1f}{ci}  P {r['precision']:5.1f}  R {r['recall']:5.1f}"
                     f"  F1 {r['f1']:5.1f}  links {r['links']}  sents {r['sentences']}{pb}")
     return "\n".join(rows)
@@ -385,6 +396,7 @@ def plot_heatmap(results: list[dict[str, Any]], path: str) -> None:
             os.unlink(tmp)
 
 
+@console_main("align-eval")
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point of ``align-eval``."""
     parser = build_parser()

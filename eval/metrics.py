@@ -163,13 +163,18 @@ def _resampled_totals(stacked: np.ndarray, n_samples: int, seed: int) -> np.ndar
 
 def bootstrap_ci(counts: SentenceCounts, n_samples: int = 1000, confidence: float = 0.95,
                  seed: int = 12345) -> dict[str, tuple[float, float]]:
-    """Percentile bootstrap intervals over sentences for aer, precision, recall, f1 (Koehn 2004)."""
-    if len(counts) == 0:
+    """Percentile bootstrap intervals over sentences for aer, precision, recall, f1 (Koehn 2004);
+    empty below ``MIN_SENTENCES`` sentences, where resampling says nothing (an interval of zero width)."""
+    if len(counts) < MIN_SENTENCES:
         return {}
     stats = rates(_resampled_totals(counts.stacked(), n_samples, seed))
     lo, hi = (1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100
     return {name: (float(np.percentile(row, lo)), float(np.percentile(row, hi)))
             for name, row in zip(("aer", "precision", "recall", "f1"), stats)}
+
+
+MIN_SENTENCES = 2
+"""Fewest sentences a bootstrap resamples: with one, every resample is that sentence."""
 
 
 def paired_bootstrap(baseline: SentenceCounts, system: SentenceCounts, n_samples: int = 1000,
@@ -182,16 +187,26 @@ def paired_bootstrap(baseline: SentenceCounts, system: SentenceCounts, n_samples
     1993, Sec. 16.4), ``(count + 1) / (n_samples + 1)``. ``p_one_sided`` is the
     share of resamples in which the system is not better (AER not lower), smoothed the same way:
     the test of "the system's AER is lower". ``delta_ci`` is the 95% percentile interval.
+
+    The test cannot decide, and both p-values are None with the reason in ``undecided``, below
+    ``MIN_SENTENCES`` sentences, or when the observed difference is not 0 but no resample differs
+    from it (no variance: every resample repeats the same sentences' difference, so a p-value would
+    only count the resamples). Identical systems (every difference 0) get p = 1.
     """
     if len(baseline) != len(system):
         raise ValueError(f"paired test needs equal corpora; got {len(baseline)} and {len(system)} sentences")
-    if len(baseline) == 0:
-        return {"p_value": 1.0, "p_one_sided": 1.0, "delta": 0.0, "delta_ci": (0.0, 0.0)}
+    if len(baseline) < MIN_SENTENCES:
+        observed = float(rates(system.totals())[0] - rates(baseline.totals())[0]) if len(baseline) else 0.0
+        return {"p_value": None, "p_one_sided": None, "delta": observed, "delta_ci": None,
+                "undecided": f"{len(baseline)} sentence(s); a paired bootstrap needs at least {MIN_SENTENCES}"}
     # One draw of sentence indices serves both systems: stack their counts and resample together.
     both = _resampled_totals(np.vstack([baseline.stacked(), system.stacked()]), n_samples, seed)
     aer_b, aer_s = rates(both[:4])[0], rates(both[4:])[0]
     diffs = aer_s - aer_b
     observed = float(rates(system.totals())[0] - rates(baseline.totals())[0])
+    if observed != 0 and float(np.ptp(diffs)) <= 1e-12:
+        return {"p_value": None, "p_one_sided": None, "delta": observed, "delta_ci": None,
+                "undecided": "the resampled differences do not vary (no variance); the test cannot decide"}
     not_better = int(np.sum(aer_s >= aer_b))
     # a tiny tolerance: a difference equal to the observed one up to rounding counts as "as far"
     as_far = int(np.sum(np.abs(diffs - observed) >= abs(observed) - 1e-12))

@@ -33,6 +33,7 @@ import numpy as np
 
 from align import __version__
 from align.links import testsets
+from align.links.console import clean_text, console_main
 from align.links.alignments import Alignments
 from align.links.formats import (
     AlignmentFormatError,
@@ -328,10 +329,14 @@ def load(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     sig = signature(sig_args, testset) if gold is not None else None
     title = args.title if args.title is not None else (
         f"align-view: {testset.name} {testset.pair}" if testset is not None else f"align-view: {os.path.basename(text_name)}")
-    page = build_page(pairs, hyps, gold, soft, title, sig, hyp_paths)
+    # a title or file name with bytes that are not UTF-8 shows them as U+FFFD; it never stops the page
+    hyps, soft = {clean_text(k): v for k, v in hyps.items()}, {clean_text(k): v for k, v in soft.items()}
+    page = build_page(pairs, hyps, gold, soft, clean_text(title), sig,
+                      {clean_text(k): clean_text(v) for k, v in hyp_paths.items()})
     return page, {"sentences": n, "hypotheses": len(hyps), "gold": gold is not None, "scores": sorted(soft)}
 
 
+@console_main("align-view")
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point of ``align-view``."""
     parser = build_parser()

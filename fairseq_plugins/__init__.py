@@ -60,7 +60,8 @@ def _one_line_errors() -> None:
             t = t.tb_next
         if isinstance(value, (ValueError, OSError)) and frames and frames[-1].startswith(ours):
             sys.stdout.flush()
-            print(f"{name}: {str(value).strip() or kind.__name__}", file=sys.stderr, flush=True)
+            text = "; ".join(x.strip() for x in str(value).splitlines() if x.strip())  # one line, as promised
+            print(f"{name}: {text or kind.__name__}", file=sys.stderr, flush=True)
             os._exit(2 if isinstance(value, PluginUsageError) else 1)
         previous(kind, value, tb)
 

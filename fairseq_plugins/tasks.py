@@ -181,13 +181,16 @@ class TranslationNormAlignTask(TranslationTask):
                 raise PluginUsageError(f"--alignment-shard auto: {e}") from None
             kwargs["num_shards"], kwargs["shard_id"] = sh.count, sh.index
         shards, shard = kwargs.get("num_shards", 1), kwargs.get("shard_id", 0)
+        # under a launcher, one process too writes its shard and merges: the dump always ends in DIR/merged/
+        self.sharded = shards > 1 or self.cfg.alignment_shard == "auto"
         self.subset = next((k for k, v in self.datasets.items() if v is dataset), "test")
         if self.cfg.alignment_dump:  # before the first batch: a used or bad folder loses no decoding
             folder = self.cfg.alignment_dump
-            dest = os.path.join(folder, f"shard-{shard}-of-{shards}") if shards > 1 else folder
+            dest = os.path.join(folder, f"shard-{shard}-of-{shards}") if self.sharded else folder
             try:
                 check_destination(dest, self.cfg.alignment_dump_overwrite,
-                                  "shard folder" if shards > 1 else "--alignment-dump folder")
+                                  "shard folder" if self.sharded else "--alignment-dump folder",
+                                  inputs=(*str(self.cfg.data).split(os.pathsep), self.cfg.alignment_text or ""))
             except OutputExistsError as e:
                 raise PluginUsageError(str(e)) from None
             clean_stale(dest)
@@ -373,12 +376,16 @@ class NormAlignGenerator:
         shard, shards = self.task.shard
         n_total = self.task.aligned_dataset_size
         sig = self.task.run_signature(self.dump_spec, n_total)
-        if shards > 1:
-            from align.extraction.shards import merge_when_complete, write_shard
+        if getattr(self.task, "sharded", shards > 1):
+            from align.extraction.shards import drop_stale_merged, merge_when_complete, write_shard
             write_shard(folder, shard, shards, n_total, {name: [(k, lines[k]) for k in expected]
-                                                         for name, lines in self.dump.items()}, sig)
+                                                         for name, lines in self.dump.items()}, sig,
+                        overwrite=self.task.cfg.alignment_dump_overwrite)
+            drop_stale_merged(folder, sig)  # merged/ of an earlier run never stays beside new shards
             if self.task.cfg.alignment_shard == "auto":
-                merged = merge_when_complete(folder)
+                merged, why = merge_when_complete(folder, sig)
+                if why:
+                    raise ValueError(f"shard {shard}/{shards} written, but not merged: {why}")
                 if merged:
                     logger.info("all %d shards are done: merged into %s", shards, merged)
         else:

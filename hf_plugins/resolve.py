@@ -29,6 +29,32 @@ class ModelSourceError(ValueError):
     """A model that cannot be found or loaded; the message says what to do."""
 
 
+_REV_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def check_revision(rev: str) -> str:
+    """``rev`` if it is a branch, tag or commit name (git's rules: ``/``-separated parts, none empty,
+    ``.``, ``..`` or hidden); ModelSourceError otherwise: a revision names a folder of the cache, and
+    must never lead out of its repository's."""
+    parts = rev.split("/")
+    if len(rev) > 255 or not all(_REV_PART.match(p) and not p.endswith((".lock", ".")) for p in parts) \
+            or ".." in rev:
+        raise ModelSourceError(f"revision {rev[:80]!r} is not a branch, tag or commit name; expected letters, digits, "
+                               "'.', '_', '-', '+' in '/'-separated parts (no '..', no part starting with '.' or '-')")
+    return rev
+
+
+def _check_snapshot(folder: str, cache: str, repo: str, requested: str) -> str:
+    """The snapshot folder, checked to be ``models--ORG--NAME/snapshots/COMMIT`` of this repository."""
+    snapshots = os.path.realpath(os.path.join(cache, "models--" + repo.replace("/", "--"), "snapshots"))
+    real = os.path.realpath(folder)
+    if os.path.dirname(real) != snapshots or not _COMMIT.match(os.path.basename(real)):
+        raise ModelSourceError(f"revision {requested!r} resolves to {folder}, outside {snapshots}; expected a "
+                               "commit folder of this repository's cache")
+    return folder
+
+
 def hub_cache() -> str:
     """The Hub cache folder, from the environment as it is now."""
     env = os.environ
@@ -71,8 +97,11 @@ def resolve_model(spec: str) -> tuple[str, dict]:
     m = HUB_ID.match(spec)
     if not m or os.path.exists(spec):
         raise ModelSourceError("no such model folder or file, and not a Hub id ORG/NAME[@REVISION]")
-    repo, requested = m["repo"], m["rev"] or "main"
-    from huggingface_hub import errors as hub_errors, snapshot_download
+    repo, requested = m["repo"], check_revision(m["rev"] or "main")
+    if any(p in (".", "..") for p in repo.split("/")):
+        raise ModelSourceError(f"{repo!r} is not a Hub id; expected ORG/NAME")
+    from huggingface_hub import snapshot_download
+    from huggingface_hub import errors as hub_errors
 
     cache = hub_cache()
     folder = None
@@ -99,6 +128,7 @@ def resolve_model(spec: str) -> tuple[str, dict]:
             raise ModelSourceError(f"cannot download {repo}@{requested} ({type(e).__name__}: "
                                    f"{str(e).splitlines()[0] if str(e) else ''}); with no network, download it "
                                    "elsewhere into the cache and set HF_HUB_OFFLINE=1") from None
+    _check_snapshot(folder, cache, repo, requested)
     return folder, {"hub_id": repo, "revision": os.path.basename(os.path.normpath(folder)), "requested": requested}
 
 

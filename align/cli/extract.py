@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
+from ..links.console import console_main
 from ..extraction.launch import LaunchError, shard_from_env
 from ..extraction.outputs import OutputExistsError, check_destination, clean_stale, publishing
 from ..extraction.signature import short
@@ -72,7 +73,7 @@ def _csv(s: str | None) -> list[str]:
 
 def parse_shard(s: str | None) -> tuple[int, int]:
     """``K/N`` (K 0-based) -> (K, N)."""
-    if not s:
+    if s is None:
         return 0, 1
     try:
         k, n = (int(x) for x in s.split("/"))
@@ -173,6 +174,7 @@ def _quiet() -> None:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 
+@console_main("align-extract")
 def main(argv=None) -> int:
     """align-extract: see the module docstring; exit 0 ok, 1 bad input, 2 usage (or a missing extra:
     one line naming it, :mod:`align.cli.extras`)."""
@@ -246,7 +248,8 @@ def _main(argv=None) -> int:
     if args.out:  # checked before the model loads: a bad --out loses no work
         dest = os.path.join(args.out, f"shard-{shard}-of-{shards}") if args.shard is not None else args.out
         try:
-            check_destination(dest, args.overwrite, "shard folder" if args.shard is not None else "output folder")
+            check_destination(dest, args.overwrite, "shard folder" if args.shard is not None else "output folder",
+                              inputs=(args.input,))
         except (OutputExistsError, OSError) as e:
             print(f"align-extract: {e}", file=sys.stderr)
             return 1
@@ -282,9 +285,15 @@ def _testset_input(args, stack: ExitStack) -> str:
 
 def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, dest) -> int:
     """The run after the flags are checked: load the model, align, publish, print the summary."""
-    if args.input != "-" and not os.path.isfile(args.input):
-        print(f"align-extract: {args.input}: no such file; expected the input pairs", file=sys.stderr)
-        return 1
+    if args.input != "-":  # a pipe or FIFO (<(...)) is read as it comes, as - is
+        problem = ("no such file" if not os.path.exists(args.input) else
+                   "is a folder" if os.path.isdir(args.input) else
+                   "is a pipe, which can be read once" if args.shard is not None and not os.path.isfile(args.input)
+                   else "")
+        if problem:
+            print(f"align-extract: {args.input}: {problem}; expected the input pairs"
+                  + (" in a file (every shard reads the whole input)" if "pipe" in problem else ""), file=sys.stderr)
+            return 1
     import torch
 
     fw = args.framework or framework_of(args.model)
@@ -354,17 +363,25 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
         args.calibrated = (match[0], cal, reverse, rspec)
     try:
         stats = run(aligner, spec, args, shard, shards, dest)
+    except BrokenPipeError:
+        raise  # the reader closed stdout (| head): console_main says it in one line
     except (OSError, ValueError) as e:  # InputError, WordMapError, TooLongError, OutputExistsError: file:line
         print(f"align-extract: {_one_line(e)}", file=sys.stderr)
         return 1
     merged = None
-    if auto and shards > 1 and not args.no_merge:
-        try:
-            from ..extraction.shards import merge_when_complete
-            merged = merge_when_complete(args.out)
-        except (OSError, ValueError) as e:
-            print(f"align-extract: shard {shard}/{shards} written, but the merge failed: {_one_line(e)}", file=sys.stderr)
-            return 1
+    if args.shard is not None:
+        from ..extraction.shards import drop_stale_merged, merge_when_complete
+        drop_stale_merged(args.out, stats["signature"])  # merged/ of an earlier run never stays beside new shards
+        if auto and not args.no_merge:  # one process too: one command always ends in DIR/merged/
+            try:
+                merged, why = merge_when_complete(args.out, stats["signature"])
+            except (OSError, ValueError) as e:
+                print(f"align-extract: shard {shard}/{shards} written, but the merge failed: {_one_line(e)}",
+                      file=sys.stderr)
+                return 1
+            if why:
+                print(f"align-extract: shard {shard}/{shards} written, but not merged: {why}", file=sys.stderr)
+                return 1
     summary = {"model": args.model, "framework": fw, "pairs": stats["pairs"], "lines": stats["lines"],
                "truncated": stats["truncated"], "methods": list(spec.methods), "layers": list(spec.layers),
                "shifts": list(spec.shifts), "out": dest, "shard": f"{shard}/{shards}", "merged": merged,
@@ -418,7 +435,8 @@ def _write_calibrated(aligner, se, te, sc, spec, args, links_of: dict, files: di
 
 
 def _one_line(e: BaseException) -> str:
-    text = str(e).strip()
+    """An error as one line: a message of several lines is joined with '; ' (one line is promised)."""
+    text = "; ".join(x.strip() for x in str(e).splitlines() if x.strip())
     return text if text else type(e).__name__
 
 
@@ -476,7 +494,7 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
     per_head_files = spec.heads is None
     stats: dict[str, Any] = {"pairs": 0, "truncated": 0}
     total = count_lines(args.input) if (args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())) \
-        and args.input != "-" else None
+        and os.path.isfile(args.input) else None  # a pipe cannot be read twice
     bar = None
     if args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty()):
         from tqdm import tqdm

@@ -10,9 +10,11 @@ import json
 import sys
 
 from .. import __version__
+from ..links.console import console_main
 from ..extraction.shards import ShardError, merge, merged_dir
 
 
+@console_main("align-merge")
 def main(argv=None) -> int:
     """Console entry point of ``align-merge``."""
     ap = argparse.ArgumentParser(prog="align-merge", description="Merge the shards of a sharded alignment run "

@@ -11,10 +11,12 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from ..links.console import console_main
 from ..links.formats import AlignmentFormatError, LineCountError, read_alignments, write_alignments
 from ..links.symmetrize import SYMMETRIZERS, symmetrize_corpus
 
 
+@console_main("align-symmetrize")
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point of ``align-symmetrize``."""
     p = argparse.ArgumentParser(prog="align-symmetrize", description=__doc__.splitlines()[0])
@@ -37,6 +39,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_alignments(symmetrize_corpus(fwd, rev, args.method), args.output, "pharaoh")
     except (AlignmentFormatError, ValueError) as e:
         print(f"align-symmetrize: {e}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        raise  # console_main says it in one line
+    except OSError as e:  # -o a folder, or under a file: say so, no traceback (nothing is left behind)
+        print(f"align-symmetrize: {args.output}: cannot write ({e.strerror or e}); expected a file path "
+              "in a writable folder", file=sys.stderr)
         return 1
     return 0
 

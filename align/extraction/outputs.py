@@ -9,6 +9,7 @@ a reader never sees a mix of old and new files or a half-written set. Temporary 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import sys
@@ -75,14 +76,80 @@ def is_empty_or_missing(path: str) -> bool:
     return not os.path.exists(path) or (os.path.isdir(path) and not os.listdir(path))
 
 
-def check_destination(dest: str, overwrite: bool, what: str = "output folder") -> None:
-    """Raise OutputExistsError unless ``dest`` is missing, empty, or may be replaced; checked before any work."""
+_TOOL_ENTRIES = re.compile(r"^(shard-\d+-of-\d+|merged)$")
+_TMP_ENTRY = re.compile(r"^\..+\.tmp~")
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or lies under it (both resolved)."""
+    path, folder = os.path.realpath(path), os.path.realpath(folder)
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def foreign_entries(folder: str) -> list[str]:
+    """Entries of ``folder`` that no ``manifest.json`` of this tool lists (a shard folder, ``merged/``
+    or a run's temporary folder counts when it is ours in turn): what ``--overwrite`` must not delete."""
+    import json
+
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError as e:
+        return [f"(cannot list: {e.strerror})"]
+    listed: set[str] = set()
+    try:
+        with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
+            man = json.load(f)
+        files = man.get("files") if isinstance(man, dict) else None
+        listed = {x for x in files if isinstance(x, str)} if isinstance(files, list) else set()
+        listed.add("manifest.json")
+    except (OSError, ValueError):
+        pass
+    out = []
+    for name in names:
+        path = os.path.join(folder, name)
+        if name in listed and not os.path.islink(path) and os.path.isfile(path):
+            continue
+        if name == ".merge-lock" or _TMP_ENTRY.match(name):
+            continue
+        if _TOOL_ENTRIES.match(name) and os.path.isdir(path) and not os.path.islink(path) \
+                and not foreign_entries(path):
+            continue
+        out.append(name)
+    return out
+
+
+def check_destination(dest: str, overwrite: bool, what: str = "output folder", inputs: tuple[str, ...] = ()) -> None:
+    """Raise OutputExistsError unless ``dest`` is missing, empty, or may be replaced; checked before any work.
+
+    ``--overwrite`` replaces only a folder this tool wrote (every entry listed by its manifest) that
+    holds none of ``inputs``; never the current folder or one above it (a rename cannot move it)."""
+    absolute = os.path.abspath(dest)
+    up = os.path.dirname(absolute)
+    while True:  # a file where a folder above dest should be: say so, not "[Errno 17] File exists"
+        if os.path.lexists(up) and not os.path.isdir(up):
+            raise OutputExistsError(f"{dest}: {up} is a file; expected a folder to hold the {what}")
+        if os.path.dirname(up) == up:
+            break
+        up = os.path.dirname(up)
     if os.path.exists(dest) and not os.path.isdir(dest):
         raise OutputExistsError(f"{dest}: exists and is not a folder; expected a folder to write the {what} into")
+    if _inside(os.getcwd(), dest):
+        raise OutputExistsError(f"{dest}: is the current folder or holds it; expected a folder below it for the "
+                                f"{what} (it is published with one rename, which cannot move the current folder)")
+    for path in inputs:
+        if path and path != "-" and _inside(path, dest):
+            raise OutputExistsError(f"{dest}: holds the input {path}; expected an {what} apart from the input "
+                                    "(--overwrite would delete it)")
     if not overwrite and not is_empty_or_missing(dest):
         raise OutputExistsError(f"{dest}: the {what} exists and holds files (an earlier run's?); remove it, choose "
                                 "another folder, or pass --overwrite to replace it whole")
-    parent = os.path.dirname(os.path.abspath(dest))
+    if overwrite and not is_empty_or_missing(dest):
+        foreign = foreign_entries(dest)
+        if foreign:
+            raise OutputExistsError(f"{dest}: holds {', '.join(foreign[:3])}{' ...' if len(foreign) > 3 else ''}, "
+                                    "which no manifest.json of this tool lists; --overwrite replaces only a folder "
+                                    "this tool wrote: remove those files yourself or choose another folder")
+    parent = os.path.dirname(absolute)
     os.makedirs(parent, exist_ok=True)
     if not os.access(parent, os.W_OK):
         raise OutputExistsError(f"{parent}: not writable; expected a folder where the {what} can be created")
@@ -114,27 +181,55 @@ def publishing(dest: str, overwrite: bool = False) -> Iterator[str]:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _lock_owner(path: str) -> str:
+    try:
+        with open(os.path.join(path, "owner"), encoding="utf-8") as f:
+            return f.read().strip()
+    except (OSError, ValueError):
+        return ""
+
+
 @contextmanager
-def lock(folder: str, name: str = ".merge-lock") -> Iterator[bool]:
-    """An exclusive lock among processes sharing ``folder`` (a directory made with one mkdir): yields
-    True to the process that holds it, False to the others. A lock left by a process killed on this
-    host is taken over."""
+def lock(folder: str, name: str = ".merge-lock") -> Iterator[tuple[bool, str, bool]]:
+    """An exclusive lock among processes sharing ``folder``: yields ``(True, "", False)`` to the process
+    that holds it, ``(False, why, busy)`` to the others (``busy``: its owner may be alive and working). The lock is a folder holding its owner (``HOST~PID``),
+    made whole and renamed into place, so it never exists without an owner. One left by a process
+    killed on this host is taken over; one without an owner, or of another host or a live process,
+    is left alone and ``why`` says whose it is and what to do."""
     path = os.path.join(folder, name)
     mine = f"{_host()}{_SEP}{os.getpid()}"
-    try:
-        os.mkdir(path)
-    except FileExistsError:
+    for _ in range(2):  # a second try after taking over a dead owner's lock
+        tmp = tempfile.mkdtemp(dir=folder, prefix=f".{name}.tmp{_SEP}{mine}{_SEP}")
+        with open(os.path.join(tmp, "owner"), "w", encoding="utf-8") as f:
+            f.write(mine + "\n")
         try:
-            owner = open(os.path.join(path, "owner")).read().strip()
+            os.rename(tmp, path)  # fails when the lock exists (a non-empty folder, or anything else)
         except OSError:
-            owner = ""
-        host, _, pid = owner.partition(_SEP)
-        if not (host == _host() and pid.isdigit() and not _alive(int(pid))):
-            yield False
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not os.path.lexists(path):
+                continue  # released meanwhile: try again
+        else:
+            try:
+                yield True, "", False
+            finally:
+                shutil.rmtree(path, ignore_errors=True)
             return
-    with open(os.path.join(path, "owner"), "w") as f:
-        f.write(mine)
-    try:
-        yield True
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+        owner = _lock_owner(path)
+        host, _, pid = owner.partition(_SEP)
+        if not owner or not pid.isdigit():
+            yield False, (f"{path} has no valid owner file (found {owner[:40]!r}); expected HOST~PID: remove it "
+                          f"and run align-merge {folder}"), False
+            return
+        if host == _host() and not _alive(int(pid)):
+            stale = f"{path}.stale{_SEP}{mine}"
+            try:
+                os.rename(path, stale)  # one process takes it over; the others find it gone or new
+            except OSError:
+                continue
+            shutil.rmtree(stale, ignore_errors=True)
+            continue
+        where = "this host" if host == _host() else f"host {host}"
+        yield False, (f"{path} is held by process {pid} on {where} (merging now?); if that run is gone, remove "
+                      f"it and run align-merge {folder}"), True
+        return
+    yield False, f"{path}: could not be taken; run align-merge {folder}", False

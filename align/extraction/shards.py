@@ -15,10 +15,12 @@ import heapq
 import json
 import os
 import re
+import shutil
+import time
 from collections.abc import Iterator
 from typing import IO
 
-from .outputs import OutputExistsError, clean_stale, publishing
+from .outputs import OutputExistsError, _host, clean_stale, lock, publishing
 from .signature import differing
 
 _SHARD = re.compile(r"^shard-(\d+)-of-(\d+)$")
@@ -54,17 +56,17 @@ def shard_manifest(shard: int, shards: int, total: int, sentences: int, files: l
 
 
 def write_shard(folder: str, shard: int, shards: int, total: int, files: dict[str, list[tuple[int, str]]],
-                signature: dict | None = None) -> str:
+                signature: dict | None = None, overwrite: bool = False) -> str:
     """Write one rank's part: ``files`` maps a setting's file name to ``(global id, payload)`` rows.
-    Published with one rename, so a shard is whole or absent."""
+    Published with one rename, so a shard is whole or absent (an existing one replaced only with ``overwrite``)."""
     if not 0 <= shard < shards:
         raise ShardError(f"shard {shard} is not in 0..{shards - 1}")
     os.makedirs(folder, exist_ok=True)
     final = shard_dir(folder, shard, shards)
-    if os.path.exists(final):
+    if os.path.exists(final) and not overwrite:
         raise ShardError(f"{final} exists already: remove it before writing the shard again")
     ids: set[int] = set()
-    with publishing(final) as tmp:
+    with publishing(final, overwrite) as tmp:
         for name, rows in files.items():
             with open(os.path.join(tmp, name), "w", encoding="utf-8", newline="\n") as f:
                 for i, payload in sorted(rows):
@@ -85,7 +87,23 @@ def _read_manifest(path: str) -> dict:
     if bad:
         raise ShardError(f"{os.path.join(path, MANIFEST)}: no valid {', '.join(bad)}; expected a shard manifest "
                          "written by align-extract or the fairseq plugin")
+    for name in man["files"]:
+        check_file_name(name, os.path.join(path, MANIFEST))
+    if len(set(man["files"])) != len(man["files"]):
+        raise ShardError(f"{os.path.join(path, MANIFEST)}: a file is listed twice; expected each file once")
     return man
+
+
+_NAME = re.compile(r"^[^./\\\x00-\x1f][^/\\\x00-\x1f]{0,199}$")
+
+
+def check_file_name(name, where: str) -> str:
+    """``name`` if it is a plain file name (no folder part, not hidden, not ``..``); ShardError naming
+    ``where`` otherwise: a manifest is input, and its names must never reach outside their folder."""
+    if not isinstance(name, str) or not _NAME.match(name) or name == MANIFEST:
+        raise ShardError(f"{where}: file name {str(name)[:80]!r}; expected a plain file name inside the shard "
+                         "folder (no '/', '..', hidden or control characters)")
+    return name
 
 
 def _rows(path: str, f: IO[str]) -> Iterator[tuple[int, str, int]]:
@@ -181,6 +199,12 @@ def merge(folder: str, overwrite: bool = False) -> tuple[int, int, list[str]]:
     return len(paths), total, names
 
 
+def _tagged(k: int, path: str, f: IO[str]) -> Iterator[tuple[int, int, str, int]]:
+    """``(id, shard, payload, line)`` rows of shard ``k``'s file (``k`` bound now, not when the rows are read)."""
+    for i, payload, n in _rows(path, f):
+        yield i, k, payload, n
+
+
 def _merge_file(paths: dict[int, str], name: str, total: int, out: str) -> None:
     """Stream the shards' ``name`` files into ``out`` by ascending id (a k-way merge)."""
     handles = []
@@ -193,7 +217,7 @@ def _merge_file(paths: dict[int, str], name: str, total: int, out: str) -> None:
             except OSError as e:
                 raise ShardError(f"{p}: listed in the manifest but unreadable ({e.strerror})") from None
             handles.append(f)
-            streams.append(((i, k, payload, n) for i, payload, n in _rows(p, f)))
+            streams.append(_tagged(k, p, f))
         expected = 0
         with open(out, "w", encoding="utf-8", newline="\n") as w:
             for i, k, payload, n in heapq.merge(*streams):
@@ -214,18 +238,70 @@ def _merge_file(paths: dict[int, str], name: str, total: int, out: str) -> None:
             f.close()
 
 
-def merge_when_complete(folder: str) -> str | None:
-    """Under a launcher (``--shard auto``): the process that finds every shard present merges (one of
-    them, under a lock); returns the merged folder, or None while shards are missing or another process
-    merges."""
-    from .outputs import lock
-
+def merged_signature(folder: str) -> dict | None:
+    """The signature recorded in ``DIR/merged/manifest.json`` (None when there is none to read)."""
     try:
-        find_shards(folder)
+        with open(os.path.join(merged_dir(folder), MANIFEST), encoding="utf-8") as f:
+            man = json.load(f)
+    except (OSError, ValueError):
+        return None
+    sig = man.get("signature") if isinstance(man, dict) else None
+    return sig if isinstance(sig, dict) else None
+
+
+def drop_stale_merged(folder: str, signature: dict) -> bool:
+    """Remove ``DIR/merged/`` when it holds another run than ``signature`` (its shards were replaced):
+    a reader never takes the old run's files for the new one's. Returns whether it was removed."""
+    dest = merged_dir(folder)
+    if not os.path.isdir(dest) or merged_signature(folder) == signature:
+        return False
+    # named as a temporary folder of merged/: if this process is killed before the rmtree, the next
+    # run's clean_stale removes it, and --overwrite counts it as the tool's own
+    aside = os.path.join(folder, f".{MERGED}.tmp~{_host()}~{os.getpid()}~stale")
+    try:
+        os.rename(dest, aside)  # one rename: readers see the old folder or none
+    except OSError:
+        return False  # another process moved it first
+    shutil.rmtree(aside, ignore_errors=True)
+    return True
+
+
+def merge_when_complete(folder: str, signature: dict | None = None) -> tuple[str | None, str]:
+    """Under a launcher (``--shard auto``): the process that finds every shard of its own run
+    (``signature``) present merges, under a lock. Returns ``(merged folder, "")`` when ``DIR/merged/``
+    holds this run (merged now or by another process), else ``(None, why)``: ``why`` is empty while
+    shards are missing or of an older run (those ranks are still running; the last one merges), and
+    says what to do when a lock stops the merge. ShardError for shards that can never merge."""
+    try:
+        paths = find_shards(folder)
     except ShardError:
-        return None  # the others are still running: the last to finish merges
-    with lock(folder) as mine:
-        if not mine or os.path.exists(merged_dir(folder)):
-            return None
-        merge(folder)
-    return merged_dir(folder)
+        return None, ""  # the others are still running: the last to finish merges
+    if signature is not None:
+        for k in sorted(paths):
+            if (_read_manifest(paths[k]).get("signature") or {}) != signature:
+                return None, ""  # shard k is still the earlier run's: its rank will merge when it is done
+    if signature is not None and merged_signature(folder) == signature:
+        return merged_dir(folder), ""
+    deadline = time.monotonic() + merge_wait()
+    while True:
+        with lock(folder) as (mine, why, busy):
+            if mine:
+                if signature is not None and merged_signature(folder) == signature:
+                    return merged_dir(folder), ""  # merged by another process just before
+                if signature is None and os.path.exists(merged_dir(folder)):
+                    return merged_dir(folder), ""
+                merge(folder, overwrite=True)
+                return merged_dir(folder), ""
+        if signature is not None and merged_signature(folder) == signature:
+            return merged_dir(folder), ""  # the lock's owner merged this run
+        if not busy or time.monotonic() >= deadline:
+            return None, why
+        time.sleep(1)  # another process merges now: wait for it, so this rank does not end in a failure
+
+
+def merge_wait() -> float:
+    """Seconds a rank waits for another process's merge lock (``NORM_ALIGN_MERGE_WAIT``, default 600)."""
+    try:
+        return max(0.0, float(os.environ.get("NORM_ALIGN_MERGE_WAIT", "600")))
+    except ValueError:
+        return 600.0

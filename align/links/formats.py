@@ -91,31 +91,55 @@ def _display_name(path: str) -> str:
 
 
 class _ZstdRaw(io.RawIOBase):
-    """zstandard's stream reader with its errors as OSError (a damaged .zst reads like a damaged .gz)."""
+    """A .zst file's decompressed bytes, every frame in turn; errors are OSError (a damaged .zst
+    reads like a damaged .gz). A stream that ends inside a frame is an error, as ``zstd -d`` says
+    "premature end": zstandard's own stream reader returns what it has and stops silently."""
+
+    _READ = 1 << 17
 
     def __init__(self, path: str) -> None:
         try:
             import zstandard
         except ImportError:
             raise OSError("reading .zst files needs the zstandard package (pip install zstandard)") from None
-        self._error = zstandard.ZstdError
+        self._zstd = zstandard
         self._f = open(path, "rb")
-        self._r = zstandard.ZstdDecompressor().stream_reader(self._f)
+        self._dobj = None  # the decompressor of the frame being read; None between frames
+        self._pending = b""  # decompressed bytes not yet returned
+        self._eof = False
 
     def readable(self) -> bool:
         return True
 
+    def _fill(self) -> None:
+        while not self._pending and not self._eof:
+            raw = self._f.read(self._READ)
+            if not raw:
+                if self._dobj is not None:  # the file ended inside a frame
+                    raise OSError("the zstd stream ends inside a frame (premature end: the file is cut short)")
+                self._eof = True
+                return
+            while raw:
+                if self._dobj is None:
+                    self._dobj = self._zstd.ZstdDecompressor().decompressobj()
+                try:
+                    self._pending += self._dobj.decompress(raw)
+                except self._zstd.ZstdError as e:
+                    raise OSError(f"not a valid zstd stream ({e})") from None
+                if not self._dobj.eof:
+                    break
+                raw = self._dobj.unused_data  # the next frame starts here
+                self._dobj = None
+
     def readinto(self, b: Any) -> int:
-        try:
-            data = self._r.read(len(b))
-        except self._error as e:
-            raise OSError(f"not a valid zstd stream ({e})") from None
-        b[:len(data)] = data
-        return len(data)
+        self._fill()
+        n = min(len(b), len(self._pending))
+        b[:n] = self._pending[:n]
+        self._pending = self._pending[n:]
+        return n
 
     def close(self) -> None:
         if not self.closed:
-            self._r.close()  # type: ignore[no-untyped-call]  # zstandard's stub leaves close() unannotated
             self._f.close()
         super().close()
 

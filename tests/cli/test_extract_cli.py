@@ -308,3 +308,115 @@ def test_named_test_set_usage(argv, message, capsys):
     with pytest.raises(SystemExit) as e:
         run("--model", MODEL, *argv)
     assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def _launcher(monkeypatch, rank, world):
+    for v in ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "LOCAL_RANK"):
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setenv("RANK", str(rank))
+    monkeypatch.setenv("WORLD_SIZE", str(world))
+
+
+def test_shard_auto_with_one_process_still_ends_in_merged(pairs_file, tmp_path, monkeypatch, capsys):
+    whole, auto = tmp_path / "whole", tmp_path / "auto"
+    args = ["--model", MODEL, "--input", pairs_file, "--methods", "norm", "--layers", "1"]
+    assert run(*args, "--out", str(whole)) == 0
+    _launcher(monkeypatch, 0, 1)
+    assert run(*args, "--out", str(auto), "--shard", "auto") == 0
+    assert files(auto / "merged") == files(whole)
+    assert "merged into" in capsys.readouterr().err
+
+
+def test_torchrun_rerun_with_another_input_never_leaves_the_old_merged(pairs_file, tmp_path, monkeypatch, capsys):
+    other = _write(tmp_path / "other.txt", _lines(pairs_file)[3:9])
+    auto, whole = tmp_path / "auto", tmp_path / "whole"
+    common = ["--methods", "norm", "--layers", "1", "--out", str(auto), "--shard", "auto"]
+    for k in range(2):
+        _launcher(monkeypatch, k, 2)
+        assert run("--model", MODEL, "--input", pairs_file, *common) == 0
+    _launcher(monkeypatch, 0, 2)  # rank 0 of the rerun: the old merged/ goes, and rank 1's old shard is no failure
+    assert run("--model", MODEL, "--input", other, *common, "--overwrite") == 0
+    assert not (auto / "merged").exists()
+    _launcher(monkeypatch, 1, 2)
+    assert run("--model", MODEL, "--input", other, *common, "--overwrite") == 0
+    monkeypatch.delenv("RANK")
+    monkeypatch.delenv("WORLD_SIZE")
+    assert run("--model", MODEL, "--input", other, "--methods", "norm", "--layers", "1", "--out", str(whole)) == 0
+    assert files(auto / "merged") == files(whole)
+
+
+def test_a_lock_of_another_host_is_reported_with_exit_1(pairs_file, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("NORM_ALIGN_MERGE_WAIT", "0")
+    auto = tmp_path / "auto"
+    auto.mkdir()
+    (auto / ".merge-lock").mkdir()
+    (auto / ".merge-lock" / "owner").write_text("node7~4242\n")
+    _launcher(monkeypatch, 0, 1)
+    assert run("--model", MODEL, "--input", pairs_file, "--methods", "norm", "--layers", "1", "--out", str(auto),
+               "--shard", "auto") == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not merged" in err[0] and "held by process 4242 on host node7" in err[0]
+
+
+@pytest.mark.parametrize("shard", ["", " ", "0", "1/0", "a/b"])
+def test_a_bad_shard_is_a_usage_error(pairs_file, tmp_path, shard):
+    with pytest.raises(SystemExit) as e:
+        run("--model", MODEL, "--input", pairs_file, "--out", str(tmp_path / "o"), "--shard", shard)
+    assert e.value.code == 2
+
+
+def test_overwrite_never_deletes_the_input_or_files_of_the_user(pairs_file, tmp_path, capsys):
+    out = tmp_path / "o"
+    out.mkdir()
+    inp = out / "pairs.txt"
+    inp.write_bytes(open(pairs_file, "rb").read())
+    args = ["--model", MODEL, "--methods", "norm", "--layers", "0", "--out", str(out), "--overwrite"]
+    assert run(*args, "--input", str(inp)) == 1
+    assert "holds the input" in capsys.readouterr().err and inp.exists()
+    assert run(*args, "--input", pairs_file) == 1
+    err = capsys.readouterr().err
+    assert "holds pairs.txt, which no manifest.json" in err and inp.exists()
+
+
+def test_out_here_or_under_a_file_is_refused_before_the_model_loads(pairs_file, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("")
+    args = ["--model", "no-such-model-is-loaded", "--input", pairs_file, "--methods", "norm"]
+    assert run(*args, "--out", ".", "--overwrite") == 1
+    assert "is the current folder" in capsys.readouterr().err
+    assert run(*args, "--out", "afile/sub") == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "afile is a file; expected a folder" in err[0] and "Errno" not in err[0]
+
+
+def test_input_from_a_fifo_is_read_as_stdin_is(pairs_file, tmp_path, capsys):
+    import threading
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    data = open(pairs_file, "rb").read()
+    writer = threading.Thread(target=lambda: fifo.write_bytes(data))
+    writer.start()
+    args = ["--model", MODEL, "--methods", "norm", "--layers", "0"]
+    try:
+        assert run(*args, "--input", str(fifo), "--progress", "on") == 0
+    finally:
+        writer.join(timeout=30)
+    got = capsys.readouterr().out
+    assert run(*args, "--input", pairs_file) == 0
+    assert capsys.readouterr().out == got and got.count("\n") == 11
+    assert run(*args, "--input", str(fifo), "--out", str(tmp_path / "s"), "--shard", "0/2") == 1
+    assert "is a pipe" in capsys.readouterr().err
+
+
+def test_a_refused_pickle_is_one_line(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("echo pwned",))
+
+    torch.save({"model": Evil()}, tmp_path / "model.pt")
+    pairs = _write(tmp_path / "p.txt", ["a b ||| c d"])
+    assert run("--model", str(tmp_path / "model.pt"), "--input", pairs) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "refused" in err and "pwned" not in err

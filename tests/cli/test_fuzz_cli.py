@@ -6,7 +6,8 @@ import os
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENFR = os.path.join(ROOT, "data", "models", "enfr")
@@ -159,3 +160,67 @@ def test_calibration_file(tmp_path, data):
     from align.links.calibration import CalibrationError, read_calibration
     with pytest.raises(CalibrationError):  # random bytes are never a calibration; one error, naming the file
         read_calibration(_file(tmp_path, "c.json", data))
+
+
+def _packed(suffix, data):
+    import gzip
+    import lzma
+    if suffix == ".zst":
+        zstandard = pytest.importorskip("zstandard")
+        c = zstandard.ZstdCompressor()
+        first = c.compress(data[:len(data) // 3])
+        return first + c.compress(data[len(data) // 3:]), len(first)  # two frames, as pzstd writes
+    return (gzip.compress(data) if suffix == ".gz" else lzma.compress(data)), None
+
+
+CUT_LINKS = b"".join(b"0-0 1-1 2-2\n" for _ in range(400))
+CUT_TEXT = b"".join(b"a b c ||| x y z\n" for _ in range(400))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(suffix=st.sampled_from([".gz", ".xz", ".zst"]), share=st.floats(0.05, 0.99),
+       which=st.sampled_from(["eval-gold", "eval-hyp", "eval-both", "symmetrize", "symmetrize-both", "view-text",
+                              "view-hyp", "view-scores"]))
+def test_a_truncated_compressed_input_is_refused_by_every_command(tmp_path, capsys, suffix, share, which):
+    """#42: a compressed file cut anywhere is one line and exit 1, never fewer sentences read as all."""
+    from align.cli.symmetrize import main as sym
+    from align.links.softscores import encode_scores
+    from eval.cli import main as ev
+    from eval.view import main as view
+    import numpy as np
+    scores = b"".join((encode_scores(np.ones((3, 3))) + "\n").encode() for _ in range(400))
+    full = {"view-text": CUT_TEXT, "view-scores": scores}.get(which, CUT_LINKS)
+    packed, boundary = _packed(suffix, full)
+    n = max(1, int(len(packed) * share))
+    assume(n != boundary)  # cut exactly between two frames, the rest is a whole valid stream (as gzip members)
+    cut = _file(tmp_path, ("h.scores.jsonl" if which == "view-scores" else "f.align") + suffix, packed[:n])
+    links = _file(tmp_path, "ok.align", CUT_LINKS)
+    text = _file(tmp_path, "t.txt", CUT_TEXT)
+    out = tmp_path / "out.file"
+    if out.exists():
+        out.unlink()
+    main, argv = {
+        "eval-gold": (ev, [cut, links, "--gold-format", "pharaoh", "--per-sentence", str(out)]),
+        "eval-hyp": (ev, [links, cut, "--gold-format", "pharaoh", "--per-sentence", str(out)]),
+        "eval-both": (ev, [cut, cut, "--gold-format", "pharaoh", "--per-sentence", str(out)]),  # no count to differ
+        "symmetrize": (sym, [links, cut, "-o", str(out)]),
+        "symmetrize-both": (sym, [cut, cut, "-o", str(out)]),
+        "view-text": (view, [cut, links, "-o", str(out)]),
+        "view-hyp": (view, [text, f"h={cut}", "-o", str(out)]),
+        "view-scores": (view, [text, f"h={links}", "--scores", f"h={cut}", "-o", str(out)]),
+    }[which]
+    code, err = _call(main, argv, capsys)
+    assert code == 1, err
+    assert len(err.strip().splitlines()) == 1 and os.path.basename(cut) in err, err
+    assert not out.exists()  # no partial output
+
+
+@pytest.mark.parametrize("where", ["folder", "under-a-file"])
+def test_align_symmetrize_unwritable_output_is_one_line(tmp_path, capsys, where):
+    from align.cli.symmetrize import main
+    a = _file(tmp_path, "a.align", b"0-0 1-1\n")
+    (tmp_path / "d").mkdir()
+    out = str(tmp_path / "d") if where == "folder" else os.path.join(a, "x")
+    code, err = _call(main, [a, a, "-o", out], capsys)
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "cannot write" in err, err
+    assert os.listdir(tmp_path / "d") == []

@@ -382,3 +382,14 @@ def test_list(capsys):
     assert main(["--list", "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in rows][:3] == ["rwth", "hansards", "wpt03"] and len(rows) == 10
+
+
+def test_paired_bootstrap_on_one_sentence_says_it_cannot_decide(tmp_path, capsys):
+    g, h = write(tmp_path, "g.talp", "1-1 2-2\n"), write(tmp_path, "h.txt", "0-0 1-1\n")
+    h2 = write(tmp_path, "h2.txt", "0-1\n")
+    assert main([g, h, h2, "--paired-bootstrap", "1000", "--bootstrap", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "the test cannot decide (1 sentence(s)" in out and "p=" not in out and "no interval" in out
+    assert main([g, h, h2, "--paired-bootstrap", "1000", "--format", "json"]) == 0
+    t = json.loads(capsys.readouterr().out)[1]["paired_bootstrap"]
+    assert t["p_value"] is None and t["p_one_sided"] is None and "1 sentence" in t["undecided"]

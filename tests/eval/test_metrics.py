@@ -152,3 +152,15 @@ def test_roc_auc_and_spearman_by_hand():
     assert spearman([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)
     with pytest.raises(ValueError, match="at least one positive"):
         roc_auc([], [1])
+
+
+def test_paired_bootstrap_cannot_decide_on_one_sentence_or_without_variance():
+    gold = Alignments.from_lists([[(0, 0), (1, 1)]])
+    a, b = Alignments.from_lists([[(0, 0), (1, 1)]]), Alignments.from_lists([[(0, 1)]])
+    t = paired_bootstrap(count_matches(gold, a), count_matches(gold, b), 1000)
+    assert t["p_value"] is None and t["p_one_sided"] is None and "1 sentence" in t["undecided"] and t["delta"] > 0
+    # two copies of one sentence: every resample is the observed difference
+    gold2, a2, b2 = (Alignments.from_lists([x.to_lists()[0]] * 2) for x in (gold, a, b))
+    t = paired_bootstrap(count_matches(gold2, a2), count_matches(gold2, b2), 1000)
+    assert t["p_value"] is None and "no variance" in t["undecided"]
+    assert bootstrap_ci(count_matches(gold, a), 100) == {}  # no interval of zero width either

@@ -295,3 +295,29 @@ def test_page_without_gold_and_empty_pages(browser, tmp_path, capsys):
     assert text(page, "#sent-title") == "no sentences" and text(page, "#page-info") == "no sentence matches"
     assert page.errors() == [] and page.dialogs() == []
     page.close()
+
+
+def test_any_address_opens_and_bidi_controls_stay_in_their_word(browser, tmp_path, capsys):
+    # U+202E (right-to-left override) and U+2067 (right-to-left isolate) inside one word
+    t = write(tmp_path, "t", "one \u202etwo three four ||| un \u2067deux trois\nx ||| y\n")
+    h = write(tmp_path, "h\u202e.align", "0-0 1-1\n0-0\n")
+    out = str(tmp_path / "v.html")
+    assert main([t, h, "-o", out]) == 0
+    for address in ("#a=%E0%A4%A", "#s=%", "#s=2&a=%ZZ&b=%", "#%%%&&==&s=2"):
+        page = browser.open("file://" + out + address)
+        page.wait_for("document.body.dataset.ready === '1'")
+        assert text(page, "#sent-title").startswith("sentence ")
+        assert page.errors() == [] and page.dialogs() == [], (address, page.errors())
+        page.close()
+    page = browser.open("file://" + out + "#s=1")
+    page.wait_for("document.body.dataset.ready === '1'")
+    words = page.evaluate("Array.from(document.querySelectorAll('#src-words bdi')).map(e => e.textContent)")
+    assert words == ["one", "\u202etwo", "three", "four"]
+    # laid out left to right: the override turns its own word only
+    lefts = page.evaluate("Array.from(document.querySelectorAll('#src-words bdi'))"
+                          ".map(e => e.getBoundingClientRect().left)")
+    assert lefts == sorted(lefts)
+    assert page.evaluate("getComputedStyle(document.querySelector('#panel-a th.col')).unicodeBidi") == "isolate"
+    assert count(page, "#list-items li bdi") == 4 + 1
+    assert page.errors() == [] and page.dialogs() == []
+    page.close()

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from align.cli.merge import main
-from align.extraction.shards import ShardError, merge, write_shard
+from align.extraction.shards import ShardError, merge, merge_when_complete, write_shard
 
 SIG = {"version": "0.1.0", "model": {"sha256": "m1"}, "input": {"sha256": "i1", "lines": 5},
        "settings": {"level": "word", "decoder": "argmax", "methods": ["norm"]}}
@@ -111,3 +111,71 @@ def test_merge_memory_does_not_hold_the_corpus(tmp_path):
     tracemalloc.stop()
     assert peak < 2_000_000, peak  # the merged file is 2.6 MB; reading it whole would take several times that
     assert sum(1 for _ in open(tmp_path / "merged" / "a.align")) == total
+
+
+@pytest.mark.parametrize("name", ["/tmp/victim", "../victim", "..", "sub/a.align", ".hidden", "manifest.json", 7])
+def test_manifest_names_never_reach_outside_the_shard(tmp_path, name):
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    run = tmp_path / "run"
+    _three(run)
+    for k in range(3):
+        m = run / f"shard-{k}-of-3" / "manifest.json"
+        man = json.loads(m.read_text())
+        man["files"] = ["a.align", str(victim) if name == "/tmp/victim" else name]
+        m.write_text(json.dumps(man))
+    with pytest.raises(ShardError, match="expected a plain file name"):
+        merge(str(run))
+    assert victim.read_text() == "precious\n" and not (run / "merged").exists()
+
+
+def test_a_missing_id_names_the_shard_file_and_line_it_was_found_in(tmp_path):
+    _three(tmp_path)
+    (tmp_path / "shard-0-of-3" / "a.align").write_text("0\t0-0\n")  # sentence 3 lost; 4 is next, in shard 1
+    with pytest.raises(ShardError, match=r"sentence 3 is in no shard \(the next is 4 in .*shard-1-of-3/a.align:2\)"):
+        merge(str(tmp_path))
+
+
+def test_merge_when_complete_remerges_a_stale_merged_folder(tmp_path):
+    _three(tmp_path)
+    assert merge_when_complete(str(tmp_path), SIG) == (str(tmp_path / "merged"), "")
+    new = {**SIG, "input": {"sha256": "i2", "lines": 5}}
+    for k in range(3):  # the run repeated with --overwrite and another input: every shard replaced
+        rows = [(i, f"{i}-0") for i in range(k, 5, 3)]
+        write_shard(str(tmp_path), k, 3, 5, {"a.align": rows, "b.align": rows}, new, overwrite=True)
+        merged, why = merge_when_complete(str(tmp_path), new)
+        assert why == "" and (merged is None) == (k < 2)  # older shards: their ranks still run; no failure
+    assert (tmp_path / "merged" / "a.align").read_text() == "0-0\n1-0\n2-0\n3-0\n4-0\n"
+    assert json.loads((tmp_path / "merged" / "manifest.json").read_text())["signature"] == new
+    assert merge_when_complete(str(tmp_path), new) == (str(tmp_path / "merged"), "")  # already merged: fine
+
+
+def test_merge_when_complete_reports_a_lock_it_cannot_take(tmp_path, monkeypatch):
+    monkeypatch.setenv("NORM_ALIGN_MERGE_WAIT", "0")
+    _three(tmp_path)
+    (tmp_path / ".merge-lock").mkdir()
+    (tmp_path / ".merge-lock" / "owner").write_text("otherhost~77\n")
+    merged, why = merge_when_complete(str(tmp_path), SIG)
+    assert merged is None and "held by process 77 on host otherhost" in why
+    (tmp_path / ".merge-lock" / "owner").unlink()
+    (tmp_path / ".merge-lock" / "junk").write_text("")
+    merged, why = merge_when_complete(str(tmp_path), SIG)
+    assert merged is None and "no valid owner" in why
+    assert not (tmp_path / "merged").exists()
+
+
+def test_write_shard_replaces_an_earlier_shard_only_when_asked(tmp_path):
+    # the plugin's --alignment-dump-overwrite: checked at the start, so the end must not refuse it
+    write_shard(str(tmp_path), 0, 1, 1, {"a.align": [(0, "0-0")]}, SIG)
+    with pytest.raises(ShardError, match="exists already"):
+        write_shard(str(tmp_path), 0, 1, 1, {"a.align": [(0, "1-1")]}, SIG)
+    write_shard(str(tmp_path), 0, 1, 1, {"a.align": [(0, "1-1")]}, SIG, overwrite=True)
+    assert (tmp_path / "shard-0-of-1" / "a.align").read_text() == "0\t1-1\n"
+
+
+def test_an_empty_lock_left_by_a_killed_process_is_taken_over(tmp_path):
+    # mkdir-then-write locks of 0.1 could be left empty by a kill between the two; no owner ever holds one
+    _three(tmp_path)
+    (tmp_path / ".merge-lock").mkdir()
+    assert merge_when_complete(str(tmp_path), SIG) == (str(tmp_path / "merged"), "")
+    assert not (tmp_path / ".merge-lock").exists()

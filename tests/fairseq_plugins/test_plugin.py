@@ -300,6 +300,9 @@ def test_errors_are_one_line_with_exit_status(tiny, tmp_path):
     r = generate(tiny, "--score-reference", "--alignment-dump", str(used), check=False)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "S-" not in r.stdout
     assert "holds files" in r.stderr and os.listdir(used) == ["old.align"]
+    r = generate(tiny, "--score-reference", "--alignment-dump", str(used), "--alignment-dump-overwrite", check=False)
+    assert r.returncode == 2 and "which no manifest.json" in r.stderr and os.listdir(used) == ["old.align"]
+    (used / "manifest.json").write_text('{"files": ["old.align"]}\n')  # a dump this tool wrote: replaced
     r = generate(tiny, "--score-reference", "--alignment-dump", str(used), "--alignment-dump-overwrite",
                  "--alignment-dump-methods", "norm")
     assert "old.align" not in os.listdir(used) and "manifest.json" in os.listdir(used)
@@ -333,6 +336,14 @@ def test_alignment_shard_auto_under_a_launcher(tiny, tmp_path):
         os.environ.clear()
         os.environ.update(env)
     assert _dump(auto / "merged") == _dump(whole)  # the second rank to finish merged
+    one = tmp_path / "one"  # one process under a launcher: it ends in DIR/merged/ too (#42)
+    try:
+        os.environ.update(RANK="0", WORLD_SIZE="1")
+        generate(tiny, *flags, "--alignment-dump", str(one), "--alignment-shard", "auto")
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+    assert _dump(one / "merged") == _dump(whole) and sorted(os.listdir(one)) == ["merged", "shard-0-of-1"]
 
 
 def test_alignment_text_with_a_bare_cr_is_refused(tmp_path):

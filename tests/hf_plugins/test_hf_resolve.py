@@ -176,3 +176,29 @@ def test_unsupported_type_and_remote_code_are_refused_without_running_it(tmp_pat
 def test_resolve_rejects_what_is_neither_folder_nor_id(offline):
     with pytest.raises(ModelSourceError, match="not a Hub id"):
         resolve_model("no/such/thing/here")
+
+
+@pytest.mark.parametrize("rev", ["../../../other", "main"])
+def test_a_revision_never_leads_out_of_its_repository(tmp_path, monkeypatch, rev):
+    # another repository's snapshot in the cache, and a file that points at it: through a revision
+    # with '..' or a refs file naming a path, resolving test/mine must not land there
+    hub = tmp_path / "hub"
+    other = hub / "models--test--other" / "snapshots" / ("3" * 40)
+    other.mkdir(parents=True)
+    (other / "config.json").write_text("{}")
+    (hub / "models--test--mine" / "snapshots").mkdir(parents=True)
+    (hub / "models--test--mine" / "refs").mkdir()
+    pointer = "../../models--test--other/snapshots/" + "3" * 40
+    (tmp_path / "other").write_text(pointer)
+    (hub / "models--test--mine" / "refs" / "main").write_text(pointer)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelSourceError, match="revision"):
+        print(resolve_model(f"test/mine@{rev}"))
+
+
+def test_check_revision_takes_branches_tags_and_commits():
+    from hf_plugins.resolve import check_revision
+    for rev in ("main", "v1.0", "refs/pr/1", "1" * 40, "release-2024_01"):
+        assert check_revision(rev) == rev

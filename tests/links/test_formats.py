@@ -362,3 +362,27 @@ def test_fuzz_well_formed_lines_parse_like_a_plain_loop(tmp_path_factory, corpus
     else:
         assert al is not None and len(al) == len(lines)
         assert _as_dict(al) == _plain_reference(lines, base)
+
+
+def _two_frame_zst(tmp_path):
+    zstandard = pytest.importorskip("zstandard")
+    c = zstandard.ZstdCompressor()
+    lines = [f"{i}-{i}\n" for i in range(50)]
+    return c.compress("".join(lines[:30]).encode()) + c.compress("".join(lines[30:]).encode())
+
+
+def test_zst_of_several_frames_reads_every_frame(tmp_path):
+    p = tmp_path / "a.align.zst"
+    p.write_bytes(_two_frame_zst(tmp_path))
+    assert len(read_lines(str(p))) == 50
+
+
+@pytest.mark.parametrize("share", [0.3, 0.6, 0.8, 0.95, 0.99])
+def test_a_truncated_zst_is_refused_never_read_short(tmp_path, share):
+    data = _two_frame_zst(tmp_path)
+    p = tmp_path / "cut.align.zst"
+    p.write_bytes(data[:int(len(data) * share)])
+    with pytest.raises(AlignmentFormatError, match="cut short"):
+        read_lines(str(p))
+    with pytest.raises(AlignmentFormatError, match="cut short"):
+        read_alignments(str(p))
