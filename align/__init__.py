@@ -37,25 +37,48 @@ from .links import (
     write_alignments,
 )
 
-__all__ = ["Alignments", "AlignmentFormatError", "DECODERS", "FORMATS", "LineCountError",
-           "LinkRangeError", "SYMMETRIZERS", "WORD_MAPS", "aggregate_scores", "decode",
-           "read_alignments", "read_text_pairs", "subword_links_to_words", "symmetrize",
-           "symmetrize_corpus", "word_map", "write_alignments"]
+__all__ = [
+    "Alignments",
+    "AlignmentFormatError",
+    "DECODERS",
+    "FORMATS",
+    "LineCountError",
+    "LinkRangeError",
+    "SYMMETRIZERS",
+    "WORD_MAPS",
+    "aggregate_scores",
+    "decode",
+    "read_alignments",
+    "read_text_pairs",
+    "subword_links_to_words",
+    "symmetrize",
+    "symmetrize_corpus",
+    "word_map",
+    "write_alignments",
+]
 __version__ = "0.2.0"
 """The one version number: setup.cfg reads it, every console script's ``--version`` prints it, and
 signatures and manifests record it."""
 
 MOVED = {
-    "align.formats": "align.links.formats", "align.subwords": "align.links.subwords",
-    "align.decode": "align.links.decode", "align.symmetrize": "align.links.symmetrize",
-    "align.extract": "align.links.rows", "align.softscores": "align.links.softscores",
+    "align.formats": "align.links.formats",
+    "align.subwords": "align.links.subwords",
+    "align.decode": "align.links.decode",
+    "align.symmetrize": "align.links.symmetrize",
+    "align.extract": "align.links.rows",
+    "align.softscores": "align.links.softscores",
     "align.inputs": "align.links.inputs",
-    "align.norms": "align.attribution.norms", "align.contrib": "align.attribution.contrib",
+    "align.norms": "align.attribution.norms",
+    "align.contrib": "align.attribution.contrib",
     "align.methods": "align.attribution.methods",
-    "align.adapters": "align.extraction.adapters", "align.engine": "align.extraction.engine",
-    "align.aligner": "align.extraction.aligner", "align.shards": "align.extraction.shards",
-    "align.outputs": "align.extraction.outputs", "align.signature": "align.extraction.signature",
-    "align.launch": "align.extraction.launch", "align.extract_cli": "align.cli.extract",
+    "align.adapters": "align.extraction.adapters",
+    "align.engine": "align.extraction.engine",
+    "align.aligner": "align.extraction.aligner",
+    "align.shards": "align.extraction.shards",
+    "align.outputs": "align.extraction.outputs",
+    "align.signature": "align.extraction.signature",
+    "align.launch": "align.extraction.launch",
+    "align.extract_cli": "align.cli.extract",
 }
 """Module paths of release 0.1.0 that moved in 0.2.0, and where they are now: importing an old
 path still works in 0.2.x, with a DeprecationWarning naming the new one; the old paths go in 0.3.0."""
@@ -68,8 +91,11 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.util.spec_from_loader(name, self) if name in MOVED else None
 
     def create_module(self, spec):
-        warnings.warn(f"{spec.name} moved to {MOVED[spec.name]}; the old path goes away in 0.3.0",
-                      DeprecationWarning, stacklevel=3)
+        warnings.warn(
+            f"{spec.name} moved to {MOVED[spec.name]}; the old path goes away in 0.3.0",
+            DeprecationWarning,
+            stacklevel=3,
+        )
         return importlib.import_module(MOVED[spec.name])
 
     def exec_module(self, module) -> None:

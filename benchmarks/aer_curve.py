@@ -43,8 +43,11 @@ def checkpoint_info(path: str) -> dict:
     if updates is None:
         raise ValueError(f"{path}: no optimizer_history[-1].num_updates: not a fairseq training checkpoint")
     val = extra.get("val_loss")
-    return {"updates": int(updates), "epoch": (extra.get("train_iterator") or {}).get("epoch"),
-            "val_loss": None if val is None else float(val)}
+    return {
+        "updates": int(updates),
+        "epoch": (extra.get("train_iterator") or {}).get("epoch"),
+        "val_loss": None if val is None else float(val),
+    }
 
 
 def model_dir_for(checkpoint: str, vocab: str, src: str, tgt: str, into: str) -> str:
@@ -74,8 +77,12 @@ def curve_point(rows: list[dict], methods: list[str]) -> dict:
                 b = best([r for r in main if parse_name(r["hyp"]).shift == shift], method)
             except ValueError:
                 continue
-            out[f"{method}-{shift}"] = {"aer": b["aer"], "precision": b["precision"], "recall": b["recall"],
-                                        "layer": parse_name(b["hyp"]).layer}
+            out[f"{method}-{shift}"] = {
+                "aer": b["aer"],
+                "precision": b["precision"],
+                "recall": b["recall"],
+                "layer": parse_name(b["hyp"]).layer,
+            }
     return out
 
 
@@ -103,8 +110,13 @@ def plot_curve(points: list[dict], path: str, title: str) -> None:
     fig, ax = plt.subplots(figsize=(6, 3.6))
     for c in cols:
         xs = [p["updates"] for p in pts if c in p["best"]]
-        ax.plot(xs, [p["best"][c]["aer"] for p in pts if c in p["best"]], marker="o",
-                linestyle="--" if c.endswith("awi") else "-", label=c)
+        ax.plot(
+            xs,
+            [p["best"][c]["aer"] for p in pts if c in p["best"]],
+            marker="o",
+            linestyle="--" if c.endswith("awi") else "-",
+            label=c,
+        )
     ax.set_xlabel("updates")
     ax.set_ylabel("AER (%), best layer")
     ax.set_title(title, fontsize=9)
@@ -117,8 +129,10 @@ def plot_curve(points: list[dict], path: str, title: str) -> None:
 
 
 def _write(out: str, points: list[dict], title: str) -> None:
-    md = (f"# {title}\n\nBest layer per method and shift; AER (%) against the gold (sure + possible), word level."
-          f"\n\n{format_curve(points)}\n\n![AER against updates]({os.path.basename(out)}.png)\n")
+    md = (
+        f"# {title}\n\nBest layer per method and shift; AER (%) against the gold (sure + possible), word level."
+        f"\n\n{format_curve(points)}\n\n![AER against updates]({os.path.basename(out)}.png)\n"
+    )
     for ext, body in ((".json", json.dumps({"title": title, "points": points}, indent=1)), (".md", md)):
         with open(out + ext + ".tmp", "w", encoding="utf-8") as f:
             f.write(body)
@@ -131,6 +145,7 @@ def measure(args: argparse.Namespace, out: str) -> list[dict]:
     bad input (gold, checkpoint, vocabulary, or an ``OUT.json`` measured on other sentences or methods)."""
     pairs, gold = load_gold(args.test_set, args.limit, args.testsets_dir)
     from fairseq_plugins.checkpoint import CheckpointError, fairseq_checkpoint
+
     for c in args.checkpoints:
         if not os.path.exists(c):
             raise ValueError(f"{c}: no such checkpoint")
@@ -161,12 +176,21 @@ def measure(args: argparse.Namespace, out: str) -> list[dict]:
         if swap:
             hyps = {n: h.reversed() for n, h in hyps.items()}
         rows, _ = score_all(gold, hyps)
-        point = {**info, "checkpoint": os.path.basename(ckpt), "sentences": len(pairs), "methods": args.methods,
-                 "best": curve_point(rows, args.methods.split(",")), "seconds": round(time.time() - t0, 1)}
+        point = {
+            **info,
+            "checkpoint": os.path.basename(ckpt),
+            "sentences": len(pairs),
+            "methods": args.methods,
+            "best": curve_point(rows, args.methods.split(",")),
+            "seconds": round(time.time() - t0, 1),
+        }
         points.append(point)
         done.add(info["updates"])
-        print(f"update {info['updates']}: " + ", ".join(f"{k} {v['aer']:.1f}" for k, v in point["best"].items()),
-              file=sys.stderr, flush=True)
+        print(
+            f"update {info['updates']}: " + ", ".join(f"{k} {v['aer']:.1f}" for k, v in point["best"].items()),
+            file=sys.stderr,
+            flush=True,
+        )
     return points
 
 
@@ -176,10 +200,16 @@ def main(argv=None) -> int:
     ap.add_argument("--vocab", required=True, help="folder with spm.model and dict.SRC/TGT.txt (or bin/)")
     ap.add_argument("--src", required=True)
     ap.add_argument("--tgt", required=True)
-    ap.add_argument("-t", "--test-set", default="rwth", help="named test set (align-eval --list; default rwth); its "
-                    "first language is the gold's source")
-    ap.add_argument("--testsets-dir", help="folder of the sets that are not shipped (default $NORM_ALIGN_TESTSETS, "
-                    "else ../shared/data/gold)")
+    ap.add_argument(
+        "-t",
+        "--test-set",
+        default="rwth",
+        help="named test set (align-eval --list; default rwth); its first language is the gold's source",
+    )
+    ap.add_argument(
+        "--testsets-dir",
+        help="folder of the sets that are not shipped (default $NORM_ALIGN_TESTSETS, else ../shared/data/gold)",
+    )
     ap.add_argument("--out", default=None, help="output stem (default benchmarks/results/aer_curve_SRCTGT)")
     ap.add_argument("--methods", default="attn,norm,attn-res-ln")
     ap.add_argument("--limit", type=int, default=0)
@@ -191,15 +221,19 @@ def main(argv=None) -> int:
         ap.error(str(e))
     args.pair = "".join(langs)
     if {(args.src, args.tgt), (args.tgt, args.src)} != {langs, langs[::-1]}:
-        ap.error(f"--src {args.src} --tgt {args.tgt} are not the languages of test set {args.test_set} ({'-'.join(langs)})")
+        ap.error(
+            f"--src {args.src} --tgt {args.tgt} are not the languages of test set {args.test_set} ({'-'.join(langs)})"
+        )
     out = args.out or os.path.join(ROOT, "benchmarks", "results", f"aer_curve_{args.src}{args.tgt}")
     try:
         points = measure(args, out)
     except ValueError as e:
         print(f"aer_curve: {e}", file=sys.stderr)
         return 1
-    title = f"{args.src.title()}->{args.tgt.title()} on test set {args.test_set} " \
-            f"({points[-1]['sentences'] if points else 0} sentences)"
+    title = (
+        f"{args.src.title()}->{args.tgt.title()} on test set {args.test_set} "
+        f"({points[-1]['sentences'] if points else 0} sentences)"
+    )
     _write(out, points, title)
     print(format_curve(points))
     return 0

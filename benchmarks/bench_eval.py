@@ -30,9 +30,11 @@ sys.path.insert(0, ROOT)
 # numpy and the project are imported only by the parent: the baseline's process loads neither.
 
 # Real outputs on the RWTH De-En gold: (label, path under system_outputs, the file is target first)
-REAL = [("fast_align forward", "fast_align/test.deen.talp", False),
-        ("fast_align reverse", "fast_align/test.deen.reverse.talp", True),
-        ("MGIZA++ grow-diag-final", "mgiza/test.deen.grow-diagonal-final.talp", False)]
+REAL = [
+    ("fast_align forward", "fast_align/test.deen.talp", False),
+    ("fast_align reverse", "fast_align/test.deen.reverse.talp", True),
+    ("MGIZA++ grow-diag-final", "mgiza/test.deen.grow-diagonal-final.talp", False),
+]
 
 
 def generate(path_gold: str, path_hyp: str, n: int, seed: int = 0) -> int:
@@ -51,8 +53,12 @@ def generate(path_gold: str, path_hyp: str, n: int, seed: int = 0) -> int:
                 src = rng.permutation(L)[:20]
                 tgt = np.minimum(src + rng.integers(-1, 2, size=len(src)), L - 1).clip(0)
                 kinds = rng.random(len(src))
-                gl.append(" ".join(f"{s + 1}{'p' if u < 0.15 else '-'}{t + 1}"
-                                   for s, t, u in zip(src.tolist(), tgt.tolist(), kinds.tolist())))
+                gl.append(
+                    " ".join(
+                        f"{s + 1}{'p' if u < 0.15 else '-'}{t + 1}"
+                        for s, t, u in zip(src.tolist(), tgt.tolist(), kinds.tolist())
+                    )
+                )
                 noisy = np.where(rng.random(len(src)) < 0.25, (tgt + 1) % L, tgt)
                 hl.append(" ".join(f"{s}-{t}" for s, t in zip(src.tolist(), noisy.tolist())))
                 links += len(src)
@@ -63,6 +69,7 @@ def generate(path_gold: str, path_hyp: str, n: int, seed: int = 0) -> int:
 
 # -- the baseline: aer.py's algorithm, re-implemented -------------------------------------------------
 
+
 def _link(token: str, one_based: bool, reverse: bool) -> tuple[int, int]:
     x, y = (int(v) for v in token.replace("p", "-").split("-"))
     if one_based:
@@ -70,8 +77,9 @@ def _link(token: str, one_based: bool, reverse: bool) -> tuple[int, int]:
     return (y, x) if reverse else (x, y)
 
 
-def aer_py_equivalent(gold: str, hyp: str, one_ref: bool = True, reverse_ref: bool = False,
-                      reverse_hyp: bool = False) -> dict:
+def aer_py_equivalent(
+    gold: str, hyp: str, one_ref: bool = True, reverse_ref: bool = False, reverse_hyp: bool = False
+) -> dict:
     """aer.py's way: all lines of both files into lists of per-sentence sets (possible includes
     sure), then one loop over the sentences. Returns the four totals and the rates (fractions)."""
     sure, possible, hypothesis = [], [], []
@@ -105,11 +113,19 @@ def aer_py_equivalent(gold: str, hyp: str, one_ref: bool = True, reverse_ref: bo
             if prev and cur:
                 x0 = sorted(prev)[0]
                 external += not (x0 in cur or x0 + 1 in cur or x0 - 1 in cur)
-    return {"links": a, "sure": s_, "matched_sure": a_s, "matched_possible": a_p,
-            "aer": 1.0 - (a_s + a_p) / (a + s_), "precision": a_p / a, "recall": a_s / s_}
+    return {
+        "links": a,
+        "sure": s_,
+        "matched_sure": a_s,
+        "matched_possible": a_p,
+        "aer": 1.0 - (a_s + a_p) / (a + s_),
+        "precision": a_p / a,
+        "recall": a_s / s_,
+    }
 
 
 # -- measuring ------------------------------------------------------------------------------------------
+
 
 def measure(cmd: list[str]) -> dict:
     """Run ``cmd`` in a fresh process: its wall time (s), peak RSS (MB), stdout; fails loudly."""
@@ -164,8 +180,7 @@ def same_aer(ours: dict, theirs: dict) -> bool:
 
 
 def report(name: str, r: dict) -> str:
-    return (f"{name}: {r['wall_s']:.1f} s, peak RSS {r['peak_mb']:.0f} MB, AER {100 * r['aer']:.4f} "
-            f"(links {r['links']})")
+    return f"{name}: {r['wall_s']:.1f} s, peak RSS {r['peak_mb']:.0f} MB, AER {100 * r['aer']:.4f} (links {r['links']})"
 
 
 def check_real(shared: str, lilt: str | None) -> list[str]:
@@ -183,9 +198,11 @@ def check_real(shared: str, lilt: str | None) -> list[str]:
         ok = same_aer(ours, eq)
         if lilt:
             ok = ok and same_aer(ours, run_lilt(lilt, gold, hyp, swap))
-        lines.append(f"RWTH De-En, {label}: AER {100 * ours['aer']:.2f} (align-eval) vs "
-                     f"{100 * eq['aer']:.2f} (aer.py equivalent{', aer.py' if lilt else ''}): "
-                     f"{'same' if ok else 'DIFFERENT'}")
+        lines.append(
+            f"RWTH De-En, {label}: AER {100 * ours['aer']:.2f} (align-eval) vs "
+            f"{100 * eq['aer']:.2f} (aer.py equivalent{', aer.py' if lilt else ''}): "
+            f"{'same' if ok else 'DIFFERENT'}"
+        )
     return lines
 
 
@@ -222,8 +239,10 @@ def main(argv=None) -> int:
         same = same_aer(ours, base)
         met = speed >= 5 and lean >= 10 and same
         ok = ok and met
-        print(f"  align-eval vs {name}: {speed:.1f}x faster, {lean:.1f}x less peak memory, "
-              f"same AER: {'yes' if same else 'NO'} -> targets (>= 5x, >= 10x, same AER) {'met' if met else 'NOT met'}")
+        print(
+            f"  align-eval vs {name}: {speed:.1f}x faster, {lean:.1f}x less peak memory, "
+            f"same AER: {'yes' if same else 'NO'} -> targets (>= 5x, >= 10x, same AER) {'met' if met else 'NOT met'}"
+        )
     for line in check_real(shared, args.lilt_aer):
         print(line)
         ok = ok and not line.endswith("DIFFERENT")

@@ -53,19 +53,45 @@ def memory(model: str, sizes: list[int], device: str, work: str) -> list[dict]:
     rows = []
     for n in sizes:
         inp = corpus(os.path.join(work, f"pairs{n}.txt"), n)
-        argv = ["--model", model, "--input", inp, "--out", os.path.join(work, f"out{n}"), "--methods", "attn",
-                "--layers", "0", "--batch-size", "64", "--device", device, "--progress", "off"]
+        argv = [
+            "--model",
+            model,
+            "--input",
+            inp,
+            "--out",
+            os.path.join(work, f"out{n}"),
+            "--methods",
+            "attn",
+            "--layers",
+            "0",
+            "--batch-size",
+            "64",
+            "--device",
+            device,
+            "--progress",
+            "off",
+        ]
         env = {**os.environ, "PYTHONPATH": ROOT}
-        p = subprocess.run([sys.executable, "-c", _CHILD.format(root=ROOT, argv=argv)], capture_output=True,
-                           text=True, env=env)
+        p = subprocess.run(
+            [sys.executable, "-c", _CHILD.format(root=ROOT, argv=argv)], capture_output=True, text=True, env=env
+        )
         line = next((x for x in p.stdout.splitlines() if x.startswith("RESULT")), None)
         if p.returncode or line is None:
             raise RuntimeError(p.stderr[-2000:])
         _, rc, sec, kib = line.split()
-        rows.append({"pairs": n, "seconds": round(float(sec), 1), "pairs_per_s": round(n / float(sec), 1),
-                     "peak_rss_mb": round(int(kib) / 1024, 1)})
-        print(f"align-extract {n:>7} pairs (attn, layer 0): {float(sec):7.1f} s, {n / float(sec):6.1f} pairs/s, "
-              f"peak RSS {int(kib) / 1024:.0f} MB", flush=True)
+        rows.append(
+            {
+                "pairs": n,
+                "seconds": round(float(sec), 1),
+                "pairs_per_s": round(n / float(sec), 1),
+                "peak_rss_mb": round(int(kib) / 1024, 1),
+            }
+        )
+        print(
+            f"align-extract {n:>7} pairs (attn, layer 0): {float(sec):7.1f} s, {n / float(sec):6.1f} pairs/s, "
+            f"peak RSS {int(kib) / 1024:.0f} MB",
+            flush=True,
+        )
     return rows
 
 
@@ -82,7 +108,7 @@ def speed(model: str, n: int, device: str, dtype: str, batch: int) -> dict:
         lines = f.read().splitlines()
     enc = [aligner.encode_pair(*lines[i % len(lines)].split(" ||| "), i) for i in range(n)]
     enc.sort(key=lambda e: (len(e[0].ids), len(e[1].ids)))  # as align-extract sorts within a chunk
-    batches = [enc[k:k + batch] for k in range(0, n, batch)]
+    batches = [enc[k : k + batch] for k in range(0, n, batch)]
     m, adapter, pad = aligner.model, aligner.adapter, aligner.pad
     dev = next(m.parameters()).device
 
@@ -114,19 +140,30 @@ def speed(model: str, n: int, device: str, dtype: str, batch: int) -> dict:
 
     base = timed(plain)
     every = list(range(aligner.n_layers))
-    print(f"{n} pairs in batches of {batch}, {dtype} on {device}, {aligner.n_layers} decoder layers: plain forced "
-          f"forward {base:.2f} s ({n / base:.0f} pairs/s)", flush=True)
-    out = {"pairs": n, "batch": batch, "device": device, "dtype": dtype, "forward_seconds": round(base, 3),
-           "methods": {}}
+    print(
+        f"{n} pairs in batches of {batch}, {dtype} on {device}, {aligner.n_layers} decoder layers: plain forced "
+        f"forward {base:.2f} s ({n / base:.0f} pairs/s)",
+        flush=True,
+    )
+    out = {
+        "pairs": n,
+        "batch": batch,
+        "device": device,
+        "dtype": dtype,
+        "forward_seconds": round(base, 3),
+        "methods": {},
+    }
     for method in METHODS:
         row = {}
         for label, layers in (("one_layer", [aligner.n_layers - 1]), ("all_layers", every)):
             t = timed(lambda method=method, layers=layers: scored([method], layers))
             row[label] = {"seconds": round(t, 3), "ratio": round(t / base, 2), "pairs_per_s": round(n / t, 1)}
         out["methods"][method] = row
-        print(f"  {method:<15} one layer {row['one_layer']['ratio']:5.2f}x   all layers "
-              f"{row['all_layers']['ratio']:5.2f}x the forward pass ({row['all_layers']['pairs_per_s']:.0f} pairs/s)",
-              flush=True)
+        print(
+            f"  {method:<15} one layer {row['one_layer']['ratio']:5.2f}x   all layers "
+            f"{row['all_layers']['ratio']:5.2f}x the forward pass ({row['all_layers']['pairs_per_s']:.0f} pairs/s)",
+            flush=True,
+        )
     for method in ("attn", "norm"):
         r = out["methods"][method]["all_layers"]["ratio"]
         print(f"target {method} at all layers <= 1.3x: {r:.2f}x -> {'met' if r <= 1.3 else 'NOT met'}")
@@ -153,9 +190,10 @@ def main(argv=None) -> int:
 
     import torch
 
-    result = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, torch threads "
-                         f"{torch.get_num_threads()}"
-              + (f", {torch.cuda.get_device_name()}" if args.device.startswith("cuda") else "")}
+    result = {
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, torch threads "
+        f"{torch.get_num_threads()}" + (f", {torch.cuda.get_device_name()}" if args.device.startswith("cuda") else "")
+    }
     sizes = [int(x) for x in args.sizes.split(",") if x]
     if sizes:
         with tempfile.TemporaryDirectory() as work:
@@ -164,8 +202,10 @@ def main(argv=None) -> int:
         if len(rows) >= 2:
             ratio = rows[-1]["peak_rss_mb"] / rows[0]["peak_rss_mb"]
             result["rss_ratio"] = round(ratio, 3)
-            print(f"peak RSS at {rows[-1]['pairs']} / at {rows[0]['pairs']} pairs: {ratio:.3f} (target <= 1.10: "
-                  f"{'met' if ratio <= 1.10 else 'NOT met'})")
+            print(
+                f"peak RSS at {rows[-1]['pairs']} / at {rows[0]['pairs']} pairs: {ratio:.3f} (target <= 1.10: "
+                f"{'met' if ratio <= 1.10 else 'NOT met'})"
+            )
     result["speed"] = speed(args.model, args.pairs, args.device, args.dtype, args.batch_size)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)

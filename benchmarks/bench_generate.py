@@ -35,7 +35,7 @@ def interleaved(cmds: dict[str, list[str]], repeat: int) -> dict[str, tuple[list
     times: dict[str, list[float]] = {n: [] for n in names}
     count: dict[str, int] = {}
     for k in range(repeat):
-        for n in names[k % len(names):] + names[: k % len(names)]:
+        for n in names[k % len(names) :] + names[: k % len(names)]:
             t, c = run_once(cmds[n])
             times[n].append(t)
             count[n] = c
@@ -53,24 +53,54 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as work:
         data = binarize(args.model_dir, pairs, "en", "fr", work)
         # every run has --user-dir for the safe checkpoint loader; "plain" keeps fairseq's own task
-        base = [sys.executable, "-m", "fairseq_cli.generate", data, "--path", args.model_dir,
-                "--source-lang", "en", "--target-lang", "fr", "--gen-subset", "test", "--score-reference",
-                "--print-alignment", "--batch-size", str(args.batch_size), "--user-dir", os.path.join(ROOT, "fairseq_plugins")]
+        base = [
+            sys.executable,
+            "-m",
+            "fairseq_cli.generate",
+            data,
+            "--path",
+            args.model_dir,
+            "--source-lang",
+            "en",
+            "--target-lang",
+            "fr",
+            "--gen-subset",
+            "test",
+            "--score-reference",
+            "--print-alignment",
+            "--batch-size",
+            str(args.batch_size),
+            "--user-dir",
+            os.path.join(ROOT, "fairseq_plugins"),
+        ]
         plugin = ["--task", "translation_norm_align"]
-        res = interleaved({"plain": base, "norm": base + plugin + ["--alignment-method", "norm"],
-                           "dump": base + plugin + ["--alignment-method", "norm", "--alignment-dump",
-                                                    os.path.join(work, "d")]}, args.repeat)
+        res = interleaved(
+            {
+                "plain": base,
+                "norm": base + plugin + ["--alignment-method", "norm"],
+                "dump": base + plugin + ["--alignment-method", "norm", "--alignment-dump", os.path.join(work, "d")],
+            },
+            args.repeat,
+        )
     import statistics
+
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
-    print(f"{len(pairs)} sentence pairs, batch size {args.batch_size}, wall time incl. start-up and model load; "
-          f"{args.repeat} interleaved rounds; pinned to cores {cores}, OMP_NUM_THREADS="
-          f"{os.environ.get('OMP_NUM_THREADS', 'unset')}, load average {os.getloadavg()[0]:.2f} at the end")
+    print(
+        f"{len(pairs)} sentence pairs, batch size {args.batch_size}, wall time incl. start-up and model load; "
+        f"{args.repeat} interleaved rounds; pinned to cores {cores}, OMP_NUM_THREADS="
+        f"{os.environ.get('OMP_NUM_THREADS', 'unset')}, load average {os.getloadavg()[0]:.2f} at the end"
+    )
     plain = min(res["plain"][0])
-    labels = {"plain": "plain fairseq-generate --print-alignment", "norm": "plugin, --alignment-method norm",
-              "dump": "plugin + --alignment-dump (every method, layer, shift, head)"}
+    labels = {
+        "plain": "plain fairseq-generate --print-alignment",
+        "norm": "plugin, --alignment-method norm",
+        "dump": "plugin + --alignment-dump (every method, layer, shift, head)",
+    }
     for n, (ts, c) in res.items():
-        print(f"{labels[n]}: min {min(ts):6.2f} s = {min(ts) / plain:.2f}x, median {statistics.median(ts):6.2f} s "
-              f"= {statistics.median(ts) / statistics.median(res['plain'][0]):.2f}x ({c} sentences aligned)")
+        print(
+            f"{labels[n]}: min {min(ts):6.2f} s = {min(ts) / plain:.2f}x, median {statistics.median(ts):6.2f} s "
+            f"= {statistics.median(ts) / statistics.median(res['plain'][0]):.2f}x ({c} sentences aligned)"
+        )
     ok = min(res["norm"][0]) / plain < 1.2 and min(res["dump"][0]) / plain < 2
     print(f"targets on the minimum (< 1.2x, < 2x): {'met' if ok else 'NOT met'}")
     return 0

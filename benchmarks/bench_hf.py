@@ -28,12 +28,25 @@ def build(family: str, layers: int, dim: int, heads: int, vocab: int, attn: str)
         MBartForConditionalGeneration,
     )
 
-    cls = {"marian": (MarianConfig, MarianMTModel), "m2m_100": (M2M100Config, M2M100ForConditionalGeneration),
-           "mbart": (MBartConfig, MBartForConditionalGeneration)}[family]
-    cfg = cls[0](vocab_size=vocab, d_model=dim, encoder_layers=layers, decoder_layers=layers,
-                 encoder_attention_heads=heads, decoder_attention_heads=heads, encoder_ffn_dim=4 * dim,
-                 decoder_ffn_dim=4 * dim, pad_token_id=1, eos_token_id=2, decoder_start_token_id=2,
-                 attn_implementation=attn)
+    cls = {
+        "marian": (MarianConfig, MarianMTModel),
+        "m2m_100": (M2M100Config, M2M100ForConditionalGeneration),
+        "mbart": (MBartConfig, MBartForConditionalGeneration),
+    }[family]
+    cfg = cls[0](
+        vocab_size=vocab,
+        d_model=dim,
+        encoder_layers=layers,
+        decoder_layers=layers,
+        encoder_attention_heads=heads,
+        decoder_attention_heads=heads,
+        encoder_ffn_dim=4 * dim,
+        decoder_ffn_dim=4 * dim,
+        pad_token_id=1,
+        eos_token_id=2,
+        decoder_start_token_id=2,
+        attn_implementation=attn,
+    )
     torch.manual_seed(0)
     return cls[1](cfg).eval()
 
@@ -48,8 +61,11 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--len", type=int, default=30)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--methods", default="attn,norm+attn-res-ln,attn-res-ln-ff,alti,alti-rollout,value-zeroing",
-                    help="comma-separated groups of '+'-joined methods, each group timed on its own")
+    ap.add_argument(
+        "--methods",
+        default="attn,norm+attn-res-ln,attn-res-ln-ff,alti,alti-rollout,value-zeroing",
+        help="comma-separated groups of '+'-joined methods, each group timed on its own",
+    )
     args = ap.parse_args(argv)
     import torch
 
@@ -80,19 +96,26 @@ def main(argv=None) -> int:
         def run():
             with torch.no_grad():
                 adapter.forward(model, batch)
+
         return run
 
     layers = list(range(args.layers))
     eager, eager_med = timed(forward(models["eager"]))
     sdpa, _ = timed(forward(models["sdpa"]))
-    print(f"{args.family}: {args.layers}+{args.layers} layers, d={args.dim}, {args.heads} heads; batch {args.batch} "
-          f"pairs of ~{args.len} tokens; threads {torch.get_num_threads()}; min of {args.repeat} runs")
-    print(f"eager forward: {1e3 * eager:.1f} ms (median {1e3 * eager_med:.1f}); sdpa forward: {1e3 * sdpa:.1f} ms "
-          f"= {sdpa / eager:.2f}x eager")
+    print(
+        f"{args.family}: {args.layers}+{args.layers} layers, d={args.dim}, {args.heads} heads; batch {args.batch} "
+        f"pairs of ~{args.len} tokens; threads {torch.get_num_threads()}; min of {args.repeat} runs"
+    )
+    print(
+        f"eager forward: {1e3 * eager:.1f} ms (median {1e3 * eager_med:.1f}); sdpa forward: {1e3 * sdpa:.1f} ms "
+        f"= {sdpa / eager:.2f}x eager"
+    )
     for methods in [g.split("+") for g in args.methods.split(",")]:
         t, _ = timed(lambda methods=methods: score_pairs(models["eager"], adapter, src, tgt, 1, methods, layers))
-        print(f"forward + {'+'.join(methods)}, every layer: {1e3 * t:.1f} ms = {t / eager:.2f}x eager, "
-              f"{t / sdpa:.2f}x sdpa")
+        print(
+            f"forward + {'+'.join(methods)}, every layer: {1e3 * t:.1f} ms = {t / eager:.2f}x eager, "
+            f"{t / sdpa:.2f}x sdpa"
+        )
     return 0
 
 

@@ -66,8 +66,14 @@ print(json.dumps({"extra_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrs
 
 
 def _run(code: str, *args) -> dict:
-    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
-                         cwd=ROOT, check=True, env={**os.environ, "PYTHONPATH": ROOT})
+    out = subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+        env={**os.environ, "PYTHONPATH": ROOT},
+    )
     return json.loads(out.stdout)
 
 
@@ -84,15 +90,26 @@ def main(argv=None) -> int:
         fast = _run(WORKER, args.batch, H, D, T, S, "fast", args.repeat)
         lit_m = _run(MEM, args.batch, H, D, T, S, "literal")
         fast_m = _run(MEM, args.batch, H, D, T, S, "fast")
-        row = {"H": H, "D": D, "T": T, "S": S, "B": args.batch,
-               "literal_s": lit["time"], "fast_s": fast["time"], "speedup": lit["time"] / fast["time"],
-               "literal_extra_mb": lit_m["extra_mb"], "fast_extra_mb": fast_m["extra_mb"],
-               "memory_ratio": lit_m["extra_mb"] / max(fast_m["extra_mb"], 0.25)}
+        row = {
+            "H": H,
+            "D": D,
+            "T": T,
+            "S": S,
+            "B": args.batch,
+            "literal_s": lit["time"],
+            "fast_s": fast["time"],
+            "speedup": lit["time"] / fast["time"],
+            "literal_extra_mb": lit_m["extra_mb"],
+            "fast_extra_mb": fast_m["extra_mb"],
+            "memory_ratio": lit_m["extra_mb"] / max(fast_m["extra_mb"], 0.25),
+        }
         rows.append(row)
-        print(f"H={H:2d} D={D:4d} T=S={T} B={args.batch}: literal {lit['time'] * 1e3:8.1f} ms, "
-              f"gram {fast['time'] * 1e3:7.1f} ms, speed-up {row['speedup']:6.1f}x; extra peak memory "
-              f"literal {lit_m['extra_mb']:7.1f} MB, gram {fast_m['extra_mb']:6.1f} MB, "
-              f"ratio {row['memory_ratio']:6.1f}x")
+        print(
+            f"H={H:2d} D={D:4d} T=S={T} B={args.batch}: literal {lit['time'] * 1e3:8.1f} ms, "
+            f"gram {fast['time'] * 1e3:7.1f} ms, speed-up {row['speedup']:6.1f}x; extra peak memory "
+            f"literal {lit_m['extra_mb']:7.1f} MB, gram {fast_m['extra_mb']:6.1f} MB, "
+            f"ratio {row['memory_ratio']:6.1f}x"
+        )
     main_row = rows[0]
     ok = main_row["speedup"] >= 30 and main_row["memory_ratio"] >= 10
     print(f"targets at H=8, D=512 (>= 30x faster, >= 10x less memory): {'met' if ok else 'NOT met'}")

@@ -26,10 +26,20 @@ def build(layers: int, dim: int, heads: int, vocab: int = 8000, ffn: int | None 
     d = Dictionary()
     for i in range(vocab):
         d.add_symbol(f"w{i}")
-    args = Namespace(encoder_layers=layers, decoder_layers=layers, encoder_embed_dim=dim, decoder_embed_dim=dim,
-                     encoder_ffn_embed_dim=ffn or 4 * dim, decoder_ffn_embed_dim=ffn or 4 * dim, encoder_attention_heads=heads,
-                     decoder_attention_heads=heads, share_all_embeddings=True, dropout=0.0,
-                     max_source_positions=1024, max_target_positions=1024)
+    args = Namespace(
+        encoder_layers=layers,
+        decoder_layers=layers,
+        encoder_embed_dim=dim,
+        decoder_embed_dim=dim,
+        encoder_ffn_embed_dim=ffn or 4 * dim,
+        decoder_ffn_embed_dim=ffn or 4 * dim,
+        encoder_attention_heads=heads,
+        decoder_attention_heads=heads,
+        share_all_embeddings=True,
+        dropout=0.0,
+        max_source_positions=1024,
+        max_target_positions=1024,
+    )
     base_architecture(args)
     task = Namespace(source_dictionary=d, target_dictionary=d)
     return TransformerModel.build_model(args, task).eval(), d
@@ -44,21 +54,28 @@ def main(argv=None) -> int:
     ap.add_argument("--len", type=int, default=30)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--ffn", type=int, default=None, help="FF width (default 4 x dim)")
-    ap.add_argument("--rwth", metavar="SRC_TGT", help="also time attn-res-ln-ff and norm on every sentence of this "
-                    "'de ||| en' file (RWTH: ../shared/data/gold/deen_rwth/deen.src-tgt), 1.3 subwords per word")
+    ap.add_argument(
+        "--rwth",
+        metavar="SRC_TGT",
+        help="also time attn-res-ln-ff and norm on every sentence of this "
+        "'de ||| en' file (RWTH: ../shared/data/gold/deen_rwth/deen.src-tgt), 1.3 subwords per word",
+    )
     args = ap.parse_args(argv)
     from align.extraction.adapters import FairseqAdapter
     from align.extraction.engine import Batch, collate, score_pairs
-
 
     torch.manual_seed(0)
     model, d = build(args.layers, args.dim, args.heads, ffn=args.ffn)
     g = torch.Generator().manual_seed(1)
     adapter = FairseqAdapter(d.pad(), d.eos())
-    src = [torch.randint(10, len(d), (int(n),), generator=g).tolist() + [d.eos()]
-           for n in torch.randint(args.len // 2, args.len * 3 // 2, (args.batch,), generator=g)]
-    tgt = [torch.randint(10, len(d), (int(n),), generator=g).tolist() + [d.eos()]
-           for n in torch.randint(args.len // 2, args.len * 3 // 2, (args.batch,), generator=g)]
+    src = [
+        torch.randint(10, len(d), (int(n),), generator=g).tolist() + [d.eos()]
+        for n in torch.randint(args.len // 2, args.len * 3 // 2, (args.batch,), generator=g)
+    ]
+    tgt = [
+        torch.randint(10, len(d), (int(n),), generator=g).tolist() + [d.eos()]
+        for n in torch.randint(args.len // 2, args.len * 3 // 2, (args.batch,), generator=g)
+    ]
     layers = list(range(args.layers))
     src_ids, src_mask = collate(src, d.pad())
     lab, tgt_mask = collate(tgt, d.pad())
@@ -78,11 +95,20 @@ def main(argv=None) -> int:
         return best
 
     base = timed(plain)
-    print(f"model: {args.layers}+{args.layers} layers, d={args.dim}, {args.heads} heads; batch {args.batch} pairs "
-          f"of ~{args.len} tokens; threads {torch.get_num_threads()}")
+    print(
+        f"model: {args.layers}+{args.layers} layers, d={args.dim}, {args.heads} heads; batch {args.batch} pairs "
+        f"of ~{args.len} tokens; threads {torch.get_num_threads()}"
+    )
     print(f"plain forward pass: {1e3 * base:.1f} ms")
-    for methods in (["attn"], ["norm", "attn-res-ln"], ["attn", "norm", "attn-res-ln", "attn-head", "norm-head"],
-                    ["attn-res-ln-ff"], ["alti"], ["alti-rollout"], ["value-zeroing"]):
+    for methods in (
+        ["attn"],
+        ["norm", "attn-res-ln"],
+        ["attn", "norm", "attn-res-ln", "attn-head", "norm-head"],
+        ["attn-res-ln-ff"],
+        ["alti"],
+        ["alti-rollout"],
+        ["value-zeroing"],
+    ):
         t = timed(lambda methods=methods: score_pairs(model, adapter, src, tgt, d.pad(), methods, layers))
         print(f"forward + {'+'.join(methods)} for all {args.layers} layers: {1e3 * t:.1f} ms = {t / base:.2f}x")
     if args.rwth:
@@ -96,10 +122,12 @@ def main(argv=None) -> int:
         for methods in (["norm"], ["attn-res-ln-ff"], ["alti"], ["alti-rollout"], ["value-zeroing"]):
             t0 = time.perf_counter()
             for k in range(0, len(data), args.batch):
-                chunk = data[k:k + args.batch]
+                chunk = data[k : k + args.batch]
                 score_pairs(model, adapter, [p[0] for p in chunk], [p[1] for p in chunk], d.pad(), methods, layers)
-            print(f"all {len(data)} sentence pairs of {os.path.basename(args.rwth)}, {'+'.join(methods)}, every layer: "
-                  f"{time.perf_counter() - t0:.1f} s")
+            print(
+                f"all {len(data)} sentence pairs of {os.path.basename(args.rwth)}, {'+'.join(methods)}, every layer: "
+                f"{time.perf_counter() - t0:.1f} s"
+            )
     return 0
 
 

@@ -69,8 +69,18 @@ def make_corpus(folder: str, n: int, seed: int = 0) -> dict:
 
 def build(paths: dict, out: str, scores: bool) -> tuple[int, float]:
     """Write the page with ``align-view``; returns its size in bytes and the seconds it took."""
-    args = [paths["text"], paths["moved10"], paths["moved25"], paths["moved40"], "--gold", paths["gold"],
-            "-o", out, "--format", "json"]
+    args = [
+        paths["text"],
+        paths["moved10"],
+        paths["moved25"],
+        paths["moved40"],
+        "--gold",
+        paths["gold"],
+        "-o",
+        out,
+        "--format",
+        "json",
+    ]
     if scores:
         args += ["--scores", f"moved10={paths['scores']}"]
     import contextlib
@@ -99,15 +109,23 @@ def measure_loads(browser, path: str, loads: int) -> dict:
         page.close()
     page = browser.open("file://" + path)
     page.wait_for("window.alignView")
-    timed = ("(function () {{ var e = document.getElementById('{id}'), t = performance.now(); e.value = '{value}'; "
-             "e.dispatchEvent(new Event('{event}')); return performance.now() - t; }})()")
+    timed = (
+        "(function () {{ var e = document.getElementById('{id}'), t = performance.now(); e.value = '{value}'; "
+        "e.dispatchEvent(new Event('{event}')); return performance.now() - t; }})()"
+    )
     sort_ms = page.evaluate(timed.format(id="sort", value="aer-a", event="change"))
     filter_ms = page.evaluate(timed.format(id="filter", value="minister", event="input"))
     n_dom = page.evaluate("document.getElementsByTagName('*').length")
     page.close()
-    return {"first_grid_s": statistics.median(first), "first_grid_all_s": first,
-            "grid_in_dom_s": statistics.median(dom), "load_event_s": statistics.median(nav),
-            "sort_by_aer_ms": sort_ms, "filter_ms": filter_ms, "dom_elements": n_dom}
+    return {
+        "first_grid_s": statistics.median(first),
+        "first_grid_all_s": first,
+        "grid_in_dom_s": statistics.median(dom),
+        "load_event_s": statistics.median(nav),
+        "sort_by_aer_ms": sort_ms,
+        "filter_ms": filter_ms,
+        "dom_elements": n_dom,
+    }
 
 
 def screenshot(page: str, path: str, size: str = "1200,800") -> int:
@@ -122,11 +140,16 @@ def screenshot(page: str, path: str, size: str = "1200,800") -> int:
     url = "file://" + os.path.abspath(file) + (f"#{fragment}" if fragment else "")
     with tempfile.TemporaryDirectory() as tmp:
         raw = os.path.join(tmp, "shot.png")
-        subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp}/profile", f"--screenshot={raw}",
-                        f"--window-size={size}", url], check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [CHROMIUM, *FLAGS, f"--user-data-dir={tmp}/profile", f"--screenshot={raw}", f"--window-size={size}", url],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         with Image.open(raw) as im:
             im.convert("RGB").quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
-                path, optimize=True)
+                path, optimize=True
+            )
     return os.path.getsize(path)
 
 
@@ -134,8 +157,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sentences", type=int, default=10000)
     ap.add_argument("--loads", type=int, default=5, help="page loads per variant (the median is reported)")
-    ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "bench_view.json"),
-                    help="JSON of the figures ('' for none)")
+    ap.add_argument(
+        "--out",
+        default=os.path.join(ROOT, "benchmarks", "results", "bench_view.json"),
+        help="JSON of the figures ('' for none)",
+    )
     ap.add_argument("--screenshot", metavar="PAGE[#s=N]", help="only take README's screenshot of this page")
     ap.add_argument("--png", default=os.path.join(ROOT, "benchmarks", "results", "align_view.png"))
     args = ap.parse_args(argv)
@@ -152,21 +178,31 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp, Chromium() as browser:
         version = browser.version
         paths = make_corpus(tmp, args.sentences)
-        print(f"align-view page of {args.sentences} sentences (the Hansards gold repeated), 3 hypotheses and the "
-              f"gold; {browser.version}, headless; median of {args.loads} loads")
+        print(
+            f"align-view page of {args.sentences} sentences (the Hansards gold repeated), 3 hypotheses and the "
+            f"gold; {browser.version}, headless; median of {args.loads} loads"
+        )
         for scores in (False, True):
             page = os.path.join(tmp, f"view{'-scores' if scores else ''}.html")
             size, build_s = build(paths, page, scores)
-            r = {"sentences": args.sentences, "hypotheses": 3, "soft_scores": 1 if scores else 0, "bytes": size,
-                 "build_s": build_s, **measure_loads(browser, page, args.loads)}
+            r = {
+                "sentences": args.sentences,
+                "hypotheses": 3,
+                "soft_scores": 1 if scores else 0,
+                "bytes": size,
+                "build_s": build_s,
+                **measure_loads(browser, page, args.loads),
+            }
             r["ratio_to_target"] = r["first_grid_s"] / TARGET_S
             rows.append(r)
             label = "with soft scores of 1 hypothesis" if scores else "without soft scores"
-            print(f"{label:>34}: {size:,} bytes ({size / 1024:,.0f} KB); first grid painted at "
-                  f"{1000 * r['first_grid_s']:.0f} ms (in the DOM at {1000 * r['grid_in_dom_s']:.0f} ms, load event "
-                  f"{1000 * r['load_event_s']:.0f} ms); {r['ratio_to_target']:.3f} of the 2 s target; "
-                  f"built in {build_s:.1f} s; re-sort by AER {r['sort_by_aer_ms']:.0f} ms, filter "
-                  f"{r['filter_ms']:.0f} ms; {r['dom_elements']} DOM elements")
+            print(
+                f"{label:>34}: {size:,} bytes ({size / 1024:,.0f} KB); first grid painted at "
+                f"{1000 * r['first_grid_s']:.0f} ms (in the DOM at {1000 * r['grid_in_dom_s']:.0f} ms, load event "
+                f"{1000 * r['load_event_s']:.0f} ms); {r['ratio_to_target']:.3f} of the 2 s target; "
+                f"built in {build_s:.1f} s; re-sort by AER {r['sort_by_aer_ms']:.0f} ms, filter "
+                f"{r['filter_ms']:.0f} ms; {r['dom_elements']} DOM elements"
+            )
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"browser": f"{version} headless", "target_s": TARGET_S, "rows": rows}, f, indent=1)

@@ -55,8 +55,9 @@ def all_matrices(aligner, pairs, methods, batch_size: int) -> dict:
 
 def argmax_links(mats) -> Alignments:
     """Each target word linked to its best source word (the argmax decoder)."""
-    return Alignments.from_lists([[(int(np.argmax(m[i])), i) for i in range(m.shape[0])] if m.shape[1] else []
-                                  for m, _ in mats])
+    return Alignments.from_lists(
+        [[(int(np.argmax(m[i])), i) for i in range(m.shape[0])] if m.shape[1] else [] for m, _ in mats]
+    )
 
 
 def threshold_links(probs, threshold: float = 0.5) -> Alignments:
@@ -79,8 +80,9 @@ def run_set(name: str, model: str, methods: list[str], limit: int, batch_size: i
     corrupted = {}  # (kind, fold) -> matrices of the corrupted copies of that fold's pairs
     for f, idx in enumerate(folds):
         for kind in CORRUPTIONS:
-            corrupted[kind, f] = all_matrices(aligner, corrupt([pairs[k] for k in idx], kind, seed + f), methods,
-                                              batch_size)
+            corrupted[kind, f] = all_matrices(
+                aligner, corrupt([pairs[k] for k in idx], kind, seed + f), methods, batch_size
+            )
     cells = [gold_cells(gold, k, *clean[methods[0], 0][k][0].shape) for k in range(len(pairs))]
     spec = aligner.spec(methods, [0], ["awi"])
     out = {}
@@ -92,13 +94,20 @@ def run_set(name: str, model: str, methods: list[str], limit: int, batch_size: i
         for f, fit in enumerate(folds):
             held = folds[1 - f]
             gfit = gold.select(fit)
-            layer = min(range(aligner.n_layers), key=lambda la: score_corpus(
-                gfit, argmax_links([clean[method, la][k] for k in fit])).aer)
+            layer = min(
+                range(aligner.n_layers),
+                key=lambda la: score_corpus(gfit, argmax_links([clean[method, la][k] for k in fit])).aer,
+            )
             chosen.append(layer)
             mats = clean[method, layer]
-            cal = fit_calibration([mats[k] for k in fit], [cells[k] for k in fit],
-                                  [m for kind in CORRUPTIONS for m in corrupted[kind, f][method, layer]],
-                                  identity, calibration_setting(spec, method, layer, "awi"), {"fold": f})
+            cal = fit_calibration(
+                [mats[k] for k in fit],
+                [cells[k] for k in fit],
+                [m for kind in CORRUPTIONS for m in corrupted[kind, f][method, layer]],
+                identity,
+                calibration_setting(spec, method, layer, "awi"),
+                {"fold": f},
+            )
             for k in held:
                 probs[k] = cal.probabilities(*mats[k])
                 sent_scores[k] = cal.sentence_score(probs[k])
@@ -108,8 +117,10 @@ def run_set(name: str, model: str, methods: list[str], limit: int, batch_size: i
                 bad = [cal.sentence_score(cal.probabilities(*m)) for m in corrupted[kind, 1 - f][method, layer]]
                 auc_parts[kind][0].extend(sent_scores[k] for k in held)
                 auc_parts[kind][1].extend(bad)
-                bad_len = [-abs(math.log(m.shape[0] / m.shape[1])) if 0 not in m.shape else -1e9
-                           for m, _ in corrupted[kind, 1 - f][method, layer]]
+                bad_len = [
+                    -abs(math.log(m.shape[0] / m.shape[1])) if 0 not in m.shape else -1e9
+                    for m, _ in corrupted[kind, 1 - f][method, layer]
+                ]
                 base_parts[kind][0].extend(-abs(math.log(len(pairs[k][1]) / len(pairs[k][0]))) for k in held)
                 base_parts[kind][1].extend(bad_len)
         p = np.concatenate([x.ravel() for x in probs])
@@ -117,19 +128,29 @@ def run_set(name: str, model: str, methods: list[str], limit: int, batch_size: i
         argmax = argmax_links(argmax_all)
         f1 = score_sentences(gold, argmax)[:, 3]
         out[method] = {
-            "layers": chosen, "ece": expected_calibration_error(p, y), "reliability": reliability(p, y),
-            "cells": int(len(p)), "gold_rate": float(y.mean()),
+            "layers": chosen,
+            "ece": expected_calibration_error(p, y),
+            "reliability": reliability(p, y),
+            "cells": int(len(p)),
+            "gold_rate": float(y.mean()),
             "aer_argmax": 100 * score_corpus(gold, argmax).aer,
             "aer_p05": 100 * score_corpus(gold, threshold_links(probs)).aer,
             "spearman_f1": spearman(sent_scores, f1),
             "auc": {k: roc_auc(*auc_parts[k]) for k in CORRUPTIONS},
-            "auc_length_ratio": {k: roc_auc(*base_parts[k]) for k in CORRUPTIONS}}
-    return {"set": name, "signature": ts.signature(), "model": f"data/models/{model}", "sentences": len(pairs),
-            "methods": out}
+            "auc_length_ratio": {k: roc_auc(*base_parts[k]) for k in CORRUPTIONS},
+        }
+    return {
+        "set": name,
+        "signature": ts.signature(),
+        "model": f"data/models/{model}",
+        "sentences": len(pairs),
+        "methods": out,
+    }
 
 
 def plot(results: list[dict], path: str) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -139,8 +160,13 @@ def plot(results: list[dict], path: str) -> None:
         for method, r in res["methods"].items():
             pts = [(b["mean_probability"], b["positive_rate"]) for b in r["reliability"] if b["count"]]
             ax.plot(*zip(*pts), marker="o", ms=3, label=f"{method} (ECE {r['ece']:.3f})")
-        ax.set(title=f"{res['label']}, held-out halves", xlabel="predicted P(gold link)",
-               ylabel="share of gold links", xlim=(0, 1), ylim=(0, 1))
+        ax.set(
+            title=f"{res['label']}, held-out halves",
+            xlabel="predicted P(gold link)",
+            ylabel="share of gold links",
+            xlim=(0, 1),
+            ylim=(0, 1),
+        )
         ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     tmp = path + ".tmp.png"
@@ -150,24 +176,36 @@ def plot(results: list[dict], path: str) -> None:
 
 
 def markdown(results: list[dict], meta: dict) -> str:
-    lines = ["# Confidence: calibrated link probabilities and sentence scores", "",
-             "Each set split into two interleaved halves; for each half the AWI layer is chosen by AER and "
-             "`align-calibrate`'s models are fitted on it, then everything is measured on the other half; the two "
-             "halves pooled. ECE: expected calibration error of P(cell is a gold link, sure or possible), 10 equal "
-             "bins. `AER p>=0.5`: the links of probability at least 0.5, beside the argmax links of the same layer. "
-             "Spearman: sentence score against the per-sentence F1 of the argmax links. AUC: ROC-AUC of the "
-             "sentence score for telling held-out gold pairs from corrupted copies of them; `len`: the length-ratio "
-             "baseline `-|log(T/S)|`. The negatives the sentence model was fitted on are corrupted copies of the "
-             "*other* half's pairs, of the same three kinds: the AUCs measure held-out pairs, not held-out kinds "
-             "of corruption.", "", f"`{meta['command']}` ({meta['seconds']} s).", ""]
+    lines = [
+        "# Confidence: calibrated link probabilities and sentence scores",
+        "",
+        "Each set split into two interleaved halves; for each half the AWI layer is chosen by AER and "
+        "`align-calibrate`'s models are fitted on it, then everything is measured on the other half; the two "
+        "halves pooled. ECE: expected calibration error of P(cell is a gold link, sure or possible), 10 equal "
+        "bins. `AER p>=0.5`: the links of probability at least 0.5, beside the argmax links of the same layer. "
+        "Spearman: sentence score against the per-sentence F1 of the argmax links. AUC: ROC-AUC of the "
+        "sentence score for telling held-out gold pairs from corrupted copies of them; `len`: the length-ratio "
+        "baseline `-|log(T/S)|`. The negatives the sentence model was fitted on are corrupted copies of the "
+        "*other* half's pairs, of the same three kinds: the AUCs measure held-out pairs, not held-out kinds "
+        "of corruption.",
+        "",
+        f"`{meta['command']}` ({meta['seconds']} s).",
+        "",
+    ]
     for res in results:
-        lines += [f"## {res['label']} ({res['sentences']} sentences, `{res['model']}`, {res['signature']})", "",
-                  "| method | layers | ECE | AER argmax | AER p>=0.5 | Spearman | AUC shuffled (len) | "
-                  "AUC truncated (len) | AUC appended (len) |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += [
+            f"## {res['label']} ({res['sentences']} sentences, `{res['model']}`, {res['signature']})",
+            "",
+            "| method | layers | ECE | AER argmax | AER p>=0.5 | Spearman | AUC shuffled (len) | "
+            "AUC truncated (len) | AUC appended (len) |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
         for method, r in res["methods"].items():
             aucs = " | ".join(f"{r['auc'][k]:.3f} ({r['auc_length_ratio'][k]:.3f})" for k in CORRUPTIONS)
-            lines.append(f"| {method} | {','.join(map(str, r['layers']))} | {r['ece']:.4f} | {r['aer_argmax']:.1f} | "
-                         f"{r['aer_p05']:.1f} | {r['spearman_f1']:.3f} | {aucs} |")
+            lines.append(
+                f"| {method} | {','.join(map(str, r['layers']))} | {r['ece']:.4f} | {r['aer_argmax']:.1f} | "
+                f"{r['aer_p05']:.1f} | {r['spearman_f1']:.3f} | {aucs} |"
+            )
         lines.append("")
     lines += ["![reliability](confidence_reliability.png)", ""]
     return "\n".join(lines)

@@ -28,11 +28,13 @@ from eval.metrics import bootstrap_ci, count_matches, score_counts  # noqa: E402
 
 def _deen(shared: str) -> list[tuple[str, str]]:
     from data.prep.corpus import collect
+
     return collect(shared)
 
 
 def _enfr(shared: str) -> list[tuple[str, str]]:
     from data.prep.hansards import collect
+
     return collect(shared).train
 
 
@@ -43,8 +45,12 @@ PAIRS = {"deen": (_deen, "deen_rwth", "deen", "talp"), "enfr": (_enfr, "enfr_han
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pair", default="deen", choices=sorted(PAIRS))
-    ap.add_argument("--test-repeat", type=int, default=20,
-                    help="copies of the test sentences in the training text (20: as our NMT models; 1: lilt)")
+    ap.add_argument(
+        "--test-repeat",
+        type=int,
+        default=20,
+        help="copies of the test sentences in the training text (20: as our NMT models; 1: lilt)",
+    )
     ap.add_argument("--shared", default=shared_data_dir())
     ap.add_argument("--out", help="default benchmarks/results/eflomal_<pair>_x<N>.json")
     args = ap.parse_args(argv)
@@ -57,8 +63,10 @@ def main(argv=None) -> int:
     collect, gold_dir, stem, fmt = PAIRS[args.pair]
     train = collect(args.shared)
     gold_path = os.path.join(args.shared, "gold", gold_dir)
-    test = [(" ".join(s).lower(), " ".join(t).lower())
-            for s, t in read_text_pairs(os.path.join(gold_path, f"{stem}.src-tgt"))]
+    test = [
+        (" ".join(s).lower(), " ".join(t).lower())
+        for s, t in read_text_pairs(os.path.join(gold_path, f"{stem}.src-tgt"))
+    ]
     gold = read_alignments(os.path.join(gold_path, f"{stem}.gold"), fmt)
     # the test copies last: the final len(test) output lines are the links of the last copy
     src = [s for s, _ in train] + [s for s, _ in test] * args.test_repeat
@@ -82,17 +90,29 @@ def main(argv=None) -> int:
         d = score_counts(c).as_dict(f"eflomal-{name}")
         d["ci95_aer"] = [100 * x for x in bootstrap_ci(c, 1000)["aer"]]
         results[name] = d
-        print(f"eflomal {name:<20} AER {d['aer']:5.1f} [{d['ci95_aer'][0]:.1f}, {d['ci95_aer'][1]:.1f}] "
-              f"P {d['precision']:5.1f} R {d['recall']:5.1f} links {d['links']}")
+        print(
+            f"eflomal {name:<20} AER {d['aer']:5.1f} [{d['ci95_aer'][0]:.1f}, {d['ci95_aer'][1]:.1f}] "
+            f"P {d['precision']:5.1f} R {d['recall']:5.1f} links {d['links']}"
+        )
     from importlib.metadata import version
-    meta = {"pair": args.pair, "train_pairs": len(train), "test_pairs": len(test), "test_repeat": args.test_repeat,
-            "protocol": f"training text of our {args.pair} NMT model + the test sentences x{args.test_repeat} "
-                        "(never their links)", "eflomal": version("eflomal"),
-            "seconds": round(time.time() - t0, 1), "results": results}
+
+    meta = {
+        "pair": args.pair,
+        "train_pairs": len(train),
+        "test_pairs": len(test),
+        "test_repeat": args.test_repeat,
+        "protocol": f"training text of our {args.pair} NMT model + the test sentences x{args.test_repeat} "
+        "(never their links)",
+        "eflomal": version("eflomal"),
+        "seconds": round(time.time() - t0, 1),
+        "results": results,
+    }
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     write_text_atomic(out, json.dumps(meta, indent=1))
-    print(f"{len(train)} training pairs + {len(test)} test pairs x{args.test_repeat}, {meta['seconds']} s -> "
-          f"{os.path.relpath(out, ROOT)}")
+    print(
+        f"{len(train)} training pairs + {len(test)} test pairs x{args.test_repeat}, {meta['seconds']} s -> "
+        f"{os.path.relpath(out, ROOT)}"
+    )
     return 0
 
 

@@ -46,6 +46,7 @@ def engine_run(model_dir: str, pairs, device: str, dtype) -> tuple[dict, float]:
     out = aligner.dump(pairs, spec, batch_size=32)
     if device.startswith("cuda"):
         import torch
+
         torch.cuda.synchronize()
     return out, time.perf_counter() - t
 
@@ -60,8 +61,14 @@ def plugin_run(model_dir: str, data: str, text: str, device: str, fp16: bool, wo
     t = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True, env={**os.environ, "PYTHONPATH": ROOT})
     sec = time.perf_counter() - t
-    return {n: [sorted(read_alignments(os.path.join(dump, n)).links(k)) for k in range(len(read_alignments(
-        os.path.join(dump, n))))] for n in os.listdir(dump) if n.endswith(".align")}, sec
+    return {
+        n: [
+            sorted(read_alignments(os.path.join(dump, n)).links(k))
+            for k in range(len(read_alignments(os.path.join(dump, n))))
+        ]
+        for n in os.listdir(dump)
+        if n.endswith(".align")
+    }, sec
 
 
 def repo_path(path: str) -> str:
@@ -92,17 +99,23 @@ def main(argv=None) -> int:
         print(line, flush=True)
         lines.append(line)
 
-    pairs = [([w.lower() for w in s], [w.lower() for w in t])
-             for s, t in read_text_pairs(os.path.join(args.gold_dir, "enfr.src-tgt"))[: args.limit]]
+    pairs = [
+        ([w.lower() for w in s], [w.lower() for w in t])
+        for s, t in read_text_pairs(os.path.join(args.gold_dir, "enfr.src-tgt"))[: args.limit]
+    ]
     name = torch.cuda.get_device_name() if args.device.startswith("cuda") else "CPU"
-    say(f"device {args.device} ({name}), torch {torch.__version__}; {len(pairs)} Hansards pairs; methods "
-        f"{', '.join(METHODS)}; every layer, AWO and AWI")
+    say(
+        f"device {args.device} ({name}), torch {torch.__version__}; {len(pairs)} Hansards pairs; methods "
+        f"{', '.join(METHODS)}; every layer, AWO and AWI"
+    )
     ref, t_ref = engine_run(args.model_dir, pairs, "cpu", torch.float32)
     say(f"engine cpu float32 (reference): {t_ref:.1f} s")
     for dtype in (torch.float32, torch.float16, torch.bfloat16):
         got, t = engine_run(args.model_dir, pairs, args.device, dtype)
-        say(f"engine {args.device} {str(dtype)[6:]}: {t:.1f} s ({t_ref / t:.1f}x the CPU), "
-            f"links equal to CPU float32: {100 * agreement(ref, got):.2f}%")
+        say(
+            f"engine {args.device} {str(dtype)[6:]}: {t:.1f} s ({t_ref / t:.1f}x the CPU), "
+            f"links equal to CPU float32: {100 * agreement(ref, got):.2f}%"
+        )
     with tempfile.TemporaryDirectory() as work:
         data = binarize(args.model_dir, pairs, "en", "fr", work)
         text = os.path.join(work, "test")
@@ -112,12 +125,16 @@ def main(argv=None) -> int:
             if args.device == "cpu" and fp16:
                 continue  # fairseq's --fp16 needs CUDA
             got, t = plugin_run(args.model_dir, data, text, args.device, fp16, work)
-            say(f"plugin {args.device} {'float16' if fp16 else 'float32'}: {t:.1f} s ({tp / t:.1f}x the CPU), "
-                f"links equal to CPU float32: {100 * agreement(pref, got):.2f}%")
+            say(
+                f"plugin {args.device} {'float16' if fp16 else 'float32'}: {t:.1f} s ({tp / t:.1f}x the CPU), "
+                f"links equal to CPU float32: {100 * agreement(pref, got):.2f}%"
+            )
     bench = [] if args.bench_pairs <= 0 else bench_extract(args, os.path.splitext(args.out)[0] + "_bench_extract.json")
     with open(args.out, "w", encoding="utf-8") as f:
-        f.write(f"# gpu_check on {name}, {datetime.date.today()}\n\n"
-                f"`python benchmarks/gpu_check.py --device {args.device}` (links: Hansards En->Fr, shipped model)\n\n")
+        f.write(
+            f"# gpu_check on {name}, {datetime.date.today()}\n\n"
+            f"`python benchmarks/gpu_check.py --device {args.device}` (links: Hansards En->Fr, shipped model)\n\n"
+        )
         f.write("```\n" + "\n".join(lines) + "\n```\n")
         if bench:
             f.write("\n## bench_extract on the device\n\n```\n" + "\n".join(bench) + "\n```\n")
@@ -127,12 +144,26 @@ def main(argv=None) -> int:
 
 def bench_extract(args, out: str) -> list[str]:
     """benchmarks/bench_extract.py's speed part on the device (a script is run, never imported)."""
-    cmd = [sys.executable, os.path.join(ROOT, "benchmarks", "bench_extract.py"), "--model", args.model_dir,
-           "--sizes", "", "--pairs", str(args.bench_pairs), "--device", args.device]
+    cmd = [
+        sys.executable,
+        os.path.join(ROOT, "benchmarks", "bench_extract.py"),
+        "--model",
+        args.model_dir,
+        "--sizes",
+        "",
+        "--pairs",
+        str(args.bench_pairs),
+        "--device",
+        args.device,
+    ]
     rows = []
     for dtype in ("float32", "float16"):
-        p = subprocess.run(cmd + ["--dtype", dtype, "--out", out.replace(".json", f"_{dtype}.json")],
-                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT})
+        p = subprocess.run(
+            cmd + ["--dtype", dtype, "--out", out.replace(".json", f"_{dtype}.json")],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": ROOT},
+        )
         if p.returncode:
             raise RuntimeError(f"bench_extract failed:\n{p.stderr[-2000:]}")
         got = [x for x in p.stdout.splitlines() if not x.startswith("wrote ")]

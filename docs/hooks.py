@@ -112,10 +112,15 @@ def plugin_markdown() -> str:
         root.setLevel(level)
         logging.disable(logging.NOTSET)
     inherited = {f.name for f in dataclasses.fields(TranslationConfig)}
-    out = ["## `fairseq-generate --task translation_norm_align`", "",
-           "The plugin's own flags (`--user-dir fairseq_plugins`), read from `fairseq_plugins.tasks.NormAlignConfig`; "
-           "fairseq's translation flags come on top.", "",
-           "| flag | default | what it does |", "|---|---|---|"]
+    out = [
+        "## `fairseq-generate --task translation_norm_align`",
+        "",
+        "The plugin's own flags (`--user-dir fairseq_plugins`), read from `fairseq_plugins.tasks.NormAlignConfig`; "
+        "fairseq's translation flags come on top.",
+        "",
+        "| flag | default | what it does |",
+        "|---|---|---|",
+    ]
     for f in dataclasses.fields(NormAlignConfig):
         if f.name in inherited:
             continue
@@ -127,10 +132,14 @@ def plugin_markdown() -> str:
 def cli_page() -> str:
     from align import __version__
 
-    parts = ["# Command-line reference", "",
-             f"Generated from the argparse parsers of norm-align {__version__} when the site is built; "
-             "`COMMAND --help` prints the same. Exit status everywhere: 0 ok, 1 bad input (one line, "
-             "`file:line: ...`), 2 usage (or, for `align-extract` without torch, the extra to install).", ""]
+    parts = [
+        "# Command-line reference",
+        "",
+        f"Generated from the argparse parsers of norm-align {__version__} when the site is built; "
+        "`COMMAND --help` prints the same. Exit status everywhere: 0 ok, 1 bad input (one line, "
+        "`file:line: ...`), 2 usage (or, for `align-extract` without torch, the extra to install).",
+        "",
+    ]
     for name, target in SCRIPTS.items():
         parts.append(parser_markdown(name, parser_of(target)))
     parts.append(plugin_markdown())

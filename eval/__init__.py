@@ -2,5 +2,4 @@
 
 from .metrics import AERScore, SentenceCounts, bootstrap_ci, count_matches, paired_bootstrap, score_corpus
 
-__all__ = ["AERScore", "SentenceCounts", "bootstrap_ci", "count_matches", "paired_bootstrap",
-           "score_corpus"]
+__all__ = ["AERScore", "SentenceCounts", "bootstrap_ci", "count_matches", "paired_bootstrap", "score_corpus"]

@@ -24,6 +24,7 @@ import numpy as np
 from align import __version__
 from align.links import testsets
 from align.links.alignments import Alignments
+from align.links.console import clean_text, console_main
 from align.links.formats import (
     BLOCK_LINES,
     FORMATS,
@@ -35,7 +36,6 @@ from align.links.formats import (
     read_wpt_text,
     write_text_atomic,
 )
-from align.links.console import clean_text, console_main
 
 from .metrics import MIN_SENTENCES, SentenceCounts, bootstrap_ci, count_matches, paired_bootstrap, rates, score_totals
 
@@ -72,14 +72,31 @@ def add_format_args(p: argparse.ArgumentParser) -> None:
 def add_testset_args(p: argparse.ArgumentParser) -> None:
     """The named-test-set flags that align-eval and align-view share (:mod:`align.links.testsets`)."""
     g = p.add_argument_group("named test sets (align-eval --list shows them)")
-    g.add_argument("-t", "--test-set", metavar="NAME", help="score against test set NAME (its gold and text, "
-                   f"checksums verified) instead of a GOLD file: {', '.join(testsets.TESTSETS)}")
-    g.add_argument("-l", "--langs", metavar="SRC-TGT", help="the hypotheses' direction, e.g. fr-en for hansards "
-                   "(en-fr): the gold is flipped to it (default: the set's own order)")
-    g.add_argument("--testsets-dir", metavar="DIR", help=f"folder of the sets that are not shipped, laid out "
-                   f"DIR/FOLDER/FILE (default ${testsets.ENV}, else ../shared/data/gold beside a source checkout)")
-    g.add_argument("--no-verify", action="store_true", help="use a set whose files' sha256 differ from the "
-                   "registry's (the signature then says sha:unverified)")
+    g.add_argument(
+        "-t",
+        "--test-set",
+        metavar="NAME",
+        help="score against test set NAME (its gold and text, "
+        f"checksums verified) instead of a GOLD file: {', '.join(testsets.TESTSETS)}",
+    )
+    g.add_argument(
+        "-l",
+        "--langs",
+        metavar="SRC-TGT",
+        help="the hypotheses' direction, e.g. fr-en for hansards "
+        "(en-fr): the gold is flipped to it (default: the set's own order)",
+    )
+    g.add_argument(
+        "--testsets-dir",
+        metavar="DIR",
+        help=f"folder of the sets that are not shipped, laid out "
+        f"DIR/FOLDER/FILE (default ${testsets.ENV}, else ../shared/data/gold beside a source checkout)",
+    )
+    g.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="use a set whose files' sha256 differ from the registry's (the signature then says sha:unverified)",
+    )
 
 
 def load_testset(args: argparse.Namespace, file_flags: dict[str, Any] | None = None) -> testsets.LoadedTestSet | None:
@@ -87,17 +104,30 @@ def load_testset(args: argparse.Namespace, file_flags: dict[str, Any] | None = N
     format flags, and the caller's ``file_flags``: flag -> value, such as ``{"--text": args.text}``)."""
     name = getattr(args, "test_set", None)
     if not name:
-        extra = [f for f, v in (("-l", getattr(args, "langs", None)), ("--no-verify", getattr(args, "no_verify", False)))
-                 if v]
+        extra = [
+            f
+            for f, v in (("-l", getattr(args, "langs", None)), ("--no-verify", getattr(args, "no_verify", False)))
+            if v
+        ]
         if extra:
             raise UsageError(f"{', '.join(extra)} applies to a named test set; give -t NAME")
         return None
-    gold_flags = [f for f, v in (("--gold-format", args.gold_format), ("--gold-base", args.gold_base is not None),
-                                 ("--reverse-gold", args.reverse_gold), ("--naacl-ids", args.naacl_ids),
-                                 *(file_flags or {}).items()) if v]
+    gold_flags = [
+        f
+        for f, v in (
+            ("--gold-format", args.gold_format),
+            ("--gold-base", args.gold_base is not None),
+            ("--reverse-gold", args.reverse_gold),
+            ("--naacl-ids", args.naacl_ids),
+            *(file_flags or {}).items(),
+        )
+        if v
+    ]
     if gold_flags:
-        raise UsageError(f"{', '.join(gold_flags)} describe a gold file; -t {name} brings its own gold and text, "
-                         "normalised (use -l for the direction)")
+        raise UsageError(
+            f"{', '.join(gold_flags)} describe a gold file; -t {name} brings its own gold and text, "
+            "normalised (use -l for the direction)"
+        )
     testsets.get(name)  # an unknown name is a usage error (UnknownTestSetError), before any file is read
     return testsets.load(name, args.langs, args.testsets_dir, not args.no_verify)
 
@@ -130,7 +160,7 @@ class _MemoryLengths:
     def take(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         k = self.sentences
         self.sentences = min(k + n, len(self.lengths[0]))
-        return self.lengths[0][k:self.sentences], self.lengths[1][k:self.sentences]
+        return self.lengths[0][k : self.sentences], self.lengths[1][k : self.sentences]
 
     def count_all(self) -> int:
         return len(self.lengths[0])
@@ -138,32 +168,61 @@ class _MemoryLengths:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="align-eval", usage="align-eval [-h] (GOLD | -t NAME [-l SRC-TGT]) HYP [HYP ...] [options]\n"
-        "       align-eval --list", description="Score word alignments against gold: AER, precision, recall, F1 "
+        prog="align-eval",
+        usage="align-eval [-h] (GOLD | -t NAME [-l SRC-TGT]) HYP [HYP ...] [options]\n       align-eval --list",
+        description="Score word alignments against gold: AER, precision, recall, F1 "
         "(corpus level). Links are read 0-based (src, tgt) after the format's index base and any --reverse.",
         epilog="Examples: align-eval gold.talp my.align | align-eval -t hansards my.align | "
         "align-eval -t hansards -l fr-en fren.align | align-eval --list. "
-        "Exit status: 0 ok, 1 bad input (file:line: ...), 2 usage.")
+        "Exit status: 0 ok, 1 bad input (file:line: ...), 2 usage.",
+    )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    p.add_argument("files", nargs="*", metavar="[GOLD] HYP", help="the gold alignment file (talp by default: i-j "
-                   "sure, ipj possible, 1-based), then hypothesis files (pharaoh, 0-based, by default); only "
-                   "hypotheses with -t; - for stdin")
+    p.add_argument(
+        "files",
+        nargs="*",
+        metavar="[GOLD] HYP",
+        help="the gold alignment file (talp by default: i-j "
+        "sure, ipj possible, 1-based), then hypothesis files (pharaoh, 0-based, by default); only "
+        "hypotheses with -t; - for stdin",
+    )
     add_testset_args(p)
-    p.add_argument("--list", action="store_true", help="list the named test sets (languages, pairs, links, where "
-                   "their files are) and exit")
+    p.add_argument(
+        "--list",
+        action="store_true",
+        help="list the named test sets (languages, pairs, links, where their files are) and exit",
+    )
     add_format_args(p)
-    p.add_argument("--text", help="'src ||| tgt' file: check that every link lies inside its "
-                   "sentence (-t NAME checks against the set's own text)")
-    p.add_argument("--naacl-ids", help="WPT text file ('<s snum=N>') or one number per line: the sentence "
-                   "number of each line, for naacl files (default 1..max)")
-    p.add_argument("--bootstrap", type=_count, default=0, metavar="N",
-                   help="N bootstrap resamples for 95%% confidence intervals (e.g. 1000)")
-    p.add_argument("--paired-bootstrap", type=_count, default=0, metavar="N",
-                   help="N paired-bootstrap resamples testing each HYP against the first")
+    p.add_argument(
+        "--text",
+        help="'src ||| tgt' file: check that every link lies inside its "
+        "sentence (-t NAME checks against the set's own text)",
+    )
+    p.add_argument(
+        "--naacl-ids",
+        help="WPT text file ('<s snum=N>') or one number per line: the sentence "
+        "number of each line, for naacl files (default 1..max)",
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="N bootstrap resamples for 95%% confidence intervals (e.g. 1000)",
+    )
+    p.add_argument(
+        "--paired-bootstrap",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="N paired-bootstrap resamples testing each HYP against the first",
+    )
     p.add_argument("--seed", type=int, default=12345, help="random seed of the resampling")
     p.add_argument("--plot", metavar="FILE.png", help="heatmap of AER (needs matplotlib)")
-    p.add_argument("--per-sentence", metavar="FILE.tsv",
-                   help="write per-sentence AER, precision, recall, F1 (percent) of every HYP as TSV")
+    p.add_argument(
+        "--per-sentence",
+        metavar="FILE.tsv",
+        help="write per-sentence AER, precision, recall, F1 (percent) of every HYP as TSV",
+    )
     p.add_argument("--format", choices=("text", "json"), default="text", dest="out_format")
     return p
 
@@ -177,10 +236,16 @@ def signature(args: argparse.Namespace, testset: testsets.LoadedTestSet | None =
     gold_base = FORMATS[gold_format] if args.gold_base is None else args.gold_base
     hyp_base = FORMATS[args.hyp_format] if args.hyp_base is None else args.hyp_base
     rev = {(False, False): "no", (True, False): "gold", (False, True): "hyp", (True, True): "both"}[
-        (bool(args.reverse_gold), bool(args.reverse_hyp))]
+        (bool(args.reverse_gold), bool(args.reverse_hyp))
+    ]
     head = [testset.signature()] if testset is not None else [f"fmt:{gold_format}", f"base:{gold_base}"]
-    parts = [*head, f"hypfmt:{args.hyp_format}", f"hypbase:{hyp_base}",
-             f"rev:{rev}", f"allsure:{'yes' if args.all_sure else 'no'}"]
+    parts = [
+        *head,
+        f"hypfmt:{args.hyp_format}",
+        f"hypbase:{hyp_base}",
+        f"rev:{rev}",
+        f"allsure:{'yes' if args.all_sure else 'no'}",
+    ]
     if "naacl" in (gold_format if testset is None else "", args.hyp_format):
         parts.append(f"ids:{'file' if args.naacl_ids else '1..max'}")
     if args.bootstrap:
@@ -206,15 +271,21 @@ def _read_ids(path: str) -> list[int]:
     seen: dict[int, int] = {}
     for i, sid in enumerate(ids, 1):
         if sid in seen:
-            raise AlignmentFormatError(path, i, f"sentence number {sid} again (first on line {seen[sid]}); "
-                                       "expected each sentence number once")
+            raise AlignmentFormatError(
+                path, i, f"sentence number {sid} again (first on line {seen[sid]}); expected each sentence number once"
+            )
         seen[sid] = i
     return ids
 
 
-def count_in_step(args: argparse.Namespace, hyps: Sequence[str], ids: Sequence[int] | None, per_sentence: bool,
-                  block_lines: int = BLOCK_LINES, testset: testsets.LoadedTestSet | None = None,
-                  ) -> list[tuple[np.ndarray, int, SentenceCounts | None]]:
+def count_in_step(
+    args: argparse.Namespace,
+    hyps: Sequence[str],
+    ids: Sequence[int] | None,
+    per_sentence: bool,
+    block_lines: int = BLOCK_LINES,
+    testset: testsets.LoadedTestSet | None = None,
+) -> list[tuple[np.ndarray, int, SentenceCounts | None]]:
     """Read the gold, the hypotheses (and the --text file) in step, a block of sentences at a time.
 
     Returns per hypothesis its four corpus totals |A|, |S|, |A&S|, |A&P|, the number of sentences and,
@@ -228,11 +299,13 @@ def count_in_step(args: argparse.Namespace, hyps: Sequence[str], ids: Sequence[i
             gold = _MemoryStream(testset.gold, f"test set {testset.name} ({testset.pair})")
             text = _MemoryLengths(testset.lengths(), gold.name)
         else:
-            gold = stack.enter_context(AlignmentStream(args.gold, args.gold_format or "talp", args.gold_base,
-                                                       args.reverse_gold, ids))
+            gold = stack.enter_context(
+                AlignmentStream(args.gold, args.gold_format or "talp", args.gold_base, args.reverse_gold, ids)
+            )
             text = stack.enter_context(TextLengthStream(args.text)) if args.text else None
-        streams = [stack.enter_context(AlignmentStream(p, args.hyp_format, args.hyp_base, args.reverse_hyp, ids))
-                   for p in hyps]
+        streams = [
+            stack.enter_context(AlignmentStream(p, args.hyp_format, args.hyp_base, args.reverse_hyp, ids)) for p in hyps
+        ]
         totals = [np.zeros(4, dtype=np.int64) for _ in hyps]
         parts: list[list[SentenceCounts]] = [[] for _ in hyps]
         while True:
@@ -254,8 +327,9 @@ def count_in_step(args: argparse.Namespace, hyps: Sequence[str], ids: Sequence[i
                 raise_count_mismatch(gold, [*streams, *([text] if text else [])])
             if len(g) < block_lines:
                 break
-        return [(t, gold.sentences, SentenceCounts.concatenate(p) if per_sentence else None)
-                for t, p in zip(totals, parts)]
+        return [
+            (t, gold.sentences, SentenceCounts.concatenate(p) if per_sentence else None) for t, p in zip(totals, parts)
+        ]
 
 
 def split_files(args: argparse.Namespace) -> None:
@@ -269,8 +343,9 @@ def split_files(args: argparse.Namespace) -> None:
         raise UsageError("give a GOLD file and at least one HYP, or -t NAME and at least one HYP (--list shows names)")
 
 
-def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES,
-             testset: testsets.LoadedTestSet | None = None) -> list[dict[str, Any]]:
+def evaluate(
+    args: argparse.Namespace, block_lines: int = BLOCK_LINES, testset: testsets.LoadedTestSet | None = None
+) -> list[dict[str, Any]]:
     """Score every hypothesis; returns one dict per file (rates in percent), each with the signature.
     ``testset``: the loaded ``-t`` set, if the caller has it (else it is loaded here)."""
     if not hasattr(args, "hyps"):
@@ -282,7 +357,7 @@ def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES,
     group = len(args.hyps) if "-" in (args.gold, args.text) else HYP_GROUP
     counted = []
     for start in range(0, len(args.hyps), group):
-        counted += count_in_step(args, args.hyps[start:start + group], ids, keep, block_lines, testset)
+        counted += count_in_step(args, args.hyps[start : start + group], ids, keep, block_lines, testset)
     sig = signature(args, testset)
     results: list[dict[str, Any]] = []
     counts: list[SentenceCounts] = []  # kept when resampling or --per-sentence needs them
@@ -291,20 +366,25 @@ def evaluate(args: argparse.Namespace, block_lines: int = BLOCK_LINES,
         if args.bootstrap and c is not None:
             score = dataclasses.replace(score, ci=bootstrap_ci(c, args.bootstrap, seed=args.seed))
         d = score.as_dict("<stdin>" if path == "-" else path)
-        if args.bootstrap and not score.ci:
+        if args.bootstrap and not score.ci and c is not None:
             d["ci"] = None  # too few sentences to resample: no interval rather than one of zero width
             d["ci_undecided"] = f"{len(c)} sentence(s); a bootstrap interval needs at least {MIN_SENTENCES}"
         if args.paired_bootstrap and counts and c is not None:
             test = paired_bootstrap(counts[0], c, args.paired_bootstrap, seed=args.seed)
-            d["paired_bootstrap"] = {"baseline": results[0]["hyp"], "p_value": test["p_value"],
-                                     "p_one_sided": test["p_one_sided"], "delta_aer": 100 * test["delta"],
-                                     "delta_aer_ci": None if test["delta_ci"] is None else
-                                     [100 * x for x in test["delta_ci"]]}
+            d["paired_bootstrap"] = {
+                "baseline": results[0]["hyp"],
+                "p_value": test["p_value"],
+                "p_one_sided": test["p_one_sided"],
+                "delta_aer": 100 * test["delta"],
+                "delta_aer_ci": None if test["delta_ci"] is None else [100 * x for x in test["delta_ci"]],
+            }
             if "undecided" in test:
                 d["paired_bootstrap"]["undecided"] = test["undecided"]
         d["signature"] = sig
         if testset is not None:
-            d["test_set"] = {k: v for k, v in testset.describe().items() if k in ("name", "langs", "sha256", "verified")}
+            d["test_set"] = {
+                k: v for k, v in testset.describe().items() if k in ("name", "langs", "sha256", "verified")
+            }
         results.append(d)
         if c is not None:
             counts.append(c)
@@ -329,18 +409,27 @@ def format_table(results: list[dict[str, Any]]) -> str:
     width = max(len(r["hyp"]) for r in results)
     rows = []
     for r in results:
-        ci = f" [{r['ci']['aer'][0]:.1f}, {r['ci']['aer'][1]:.1f}]" if r.get("ci") else \
-            " [no interval: too few sentences]" if "ci" in r else ""
+        ci = (
+            f" [{r['ci']['aer'][0]:.1f}, {r['ci']['aer'][1]:.1f}]"
+            if r.get("ci")
+            else " [no interval: too few sentences]"
+            if "ci" in r
+            else ""
+        )
         pb = ""
         if "paired_bootstrap" in r:
             t = r["paired_bootstrap"]
             if t["p_value"] is None:
                 pb = f"  vs first: dAER {t['delta_aer']:+.1f}, the test cannot decide ({t['undecided']})"
             else:
-                pb = (f"  vs first: dAER {t['delta_aer']:+.1f} [{t['delta_aer_ci'][0]:+.1f}, "
-                      f"{t['delta_aer_ci'][1]:+.1f}] p={t['p_value']:.4f} (two-sided)")
-        rows.append(f"{r['hyp']:<{width}}  AER {r['aer']:5.1f}{ci}  P {r['precision']:5.1f}  R {r['recall']:5.1f}"
-                    f"  F1 {r['f1']:5.1f}  links {r['links']}  sents {r['sentences']}{pb}")
+                pb = (
+                    f"  vs first: dAER {t['delta_aer']:+.1f} [{t['delta_aer_ci'][0]:+.1f}, "
+                    f"{t['delta_aer_ci'][1]:+.1f}] p={t['p_value']:.4f} (two-sided)"
+                )
+        rows.append(
+            f"{r['hyp']:<{width}}  AER {r['aer']:5.1f}{ci}  P {r['precision']:5.1f}  R {r['recall']:5.1f}"
+            f"  F1 {r['f1']:5.1f}  links {r['links']}  sents {r['sentences']}{pb}"
+        )
     return "\n".join(rows)
 
 
@@ -351,6 +440,7 @@ def plot_heatmap(results: list[dict[str, Any]], path: str) -> None:
     """Heatmap of AER: one row per file family, one column per layer (names ``...layerN...``)."""
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -382,8 +472,15 @@ def plot_heatmap(results: list[dict[str, Any]], path: str) -> None:
         for j in range(len(cols)):
             if not np.isnan(grid[i, j]):
                 # dark text on the light (low-AER) end of viridis_r, white on the dark end
-                ax.text(j, i, f"{grid[i, j]:.1f}", ha="center", va="center", fontsize=8,
-                        color="black" if grid[i, j] < mid else "white")
+                ax.text(
+                    j,
+                    i,
+                    f"{grid[i, j]:.1f}",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="black" if grid[i, j] < mid else "white",
+                )
     fig.colorbar(im, ax=ax, label="AER (%)")
     fig.tight_layout()
     tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".tmp-{os.getpid()}-{os.path.basename(path)}")

@@ -13,7 +13,9 @@ from align.links.alignments import Alignments
 from .metrics import SentenceCounts, count_matches, score_counts
 
 
-def load_gold(name: str, limit: int = 0, folder: str | None = None) -> tuple[list[tuple[list[str], list[str]]], Alignments]:
+def load_gold(
+    name: str, limit: int = 0, folder: str | None = None
+) -> tuple[list[tuple[list[str], list[str]]], Alignments]:
     """Named test set ``name`` (:mod:`align.links.testsets`, in its own direction; ``folder``: where the sets
     that are not shipped are): lowercased word pairs, first side first, and the gold; the first ``limit``
     sentences if ``limit``. ValueError (TestSetError) if the set is missing or its files changed."""
@@ -25,8 +27,7 @@ def load_gold(name: str, limit: int = 0, folder: str | None = None) -> tuple[lis
     return pairs, gold
 
 
-def score_all(gold: Alignments, hyps: dict[str, Alignments]
-              ) -> tuple[list[dict[str, Any]], dict[str, SentenceCounts]]:
+def score_all(gold: Alignments, hyps: dict[str, Alignments]) -> tuple[list[dict[str, Any]], dict[str, SentenceCounts]]:
     """Score every hypothesis (already in the gold's orientation): rows for tables and per-sentence counts."""
     rows: list[dict[str, Any]] = []
     counts: dict[str, SentenceCounts] = {}
@@ -48,7 +49,6 @@ def holm(p_values: list[float]) -> list[float]:
         running = max(running, min(1.0, (m - k) * p_values[i]))
         out[i] = running
     return out
-
 
 
 def folds_of(n: int, k: int = 2) -> list[list[int]]:
@@ -81,7 +81,9 @@ def held_out_choice(counts: dict[str, SentenceCounts], candidates: list[str], fo
         tune_idx = [i for j, f in enumerate(folds) if j != k for i in f]
         tune = [(100 * score_counts(subset(counts[c], tune_idx)).aer, r, c) for r, c in enumerate(candidates)]
         aer, _, chosen = min(tune)
-        out.append({"chosen": chosen, "tune_aer": aer, "test_aer": 100 * score_counts(subset(counts[chosen], test_idx)).aer})
+        out.append(
+            {"chosen": chosen, "tune_aer": aer, "test_aer": 100 * score_counts(subset(counts[chosen], test_idx)).aer}
+        )
         for f, arr in fields.items():
             arr[test_idx] = getattr(counts[chosen], f)[test_idx]
     return {"folds": out, "pooled": SentenceCounts(**fields)}

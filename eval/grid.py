@@ -73,19 +73,25 @@ def format_grid(rows: Iterable[dict[str, Any]], key: str = "aer", title: str = "
     grid, layers = _cells(rows, key)
     width = max([len(k) for k in grid] + [len(title)]) + 2
     head = f"{title:<{width}}" + "".join(f"{'layer ' + str(n):>9}" for n in layers)
-    lines = [head] + [f"{name:<{width}}" + "".join(f"{grid[name].get(n, float('nan')):9.1f}" for n in layers)
-                      for name in sorted(grid)]
+    lines = [head] + [
+        f"{name:<{width}}" + "".join(f"{grid[name].get(n, float('nan')):9.1f}" for n in layers) for name in sorted(grid)
+    ]
     return "\n".join(lines)
 
 
 def format_markdown(rows: Iterable[dict[str, Any]], key: str = "aer", title: str = "AER (%)") -> str:
     """The same grid as a Markdown table (best cell of each row in bold: lowest AER, highest otherwise)."""
     grid, layers = _cells(rows, key)
-    lines = [f"| {title} | " + " | ".join(f"layer {n}" for n in layers) + " |",
-             "|---|" + "---:|" * len(layers)]
+    lines = [f"| {title} | " + " | ".join(f"layer {n}" for n in layers) + " |", "|---|" + "---:|" * len(layers)]
     for name in sorted(grid):
         top = (min if key == "aer" else max)(grid[name].values())
-        cells = [("" if n not in grid[name] else
-                  (f"**{grid[name][n]:.1f}**" if grid[name][n] == top else f"{grid[name][n]:.1f}")) for n in layers]
+        cells = [
+            (
+                ""
+                if n not in grid[name]
+                else (f"**{grid[name][n]:.1f}**" if grid[name][n] == top else f"{grid[name][n]:.1f}")
+            )
+            for n in layers
+        ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -41,8 +41,12 @@ class SentenceCounts:
         if not parts:
             z = np.zeros(0, dtype=np.int32)
             return cls(z, z, z, z)
-        return cls(*(np.concatenate([getattr(p, f) for p in parts]).astype(np.int32)
-                     for f in ("hyp", "sure", "hyp_sure", "hyp_possible")))
+        return cls(
+            *(
+                np.concatenate([getattr(p, f) for p in parts]).astype(np.int32)
+                for f in ("hyp", "sure", "hyp_sure", "hyp_possible")
+            )
+        )
 
     def stacked(self) -> np.ndarray:
         """(4, n_sentences) float64 matrix of the counts, rows in field order."""
@@ -67,9 +71,17 @@ class AERScore:
     def as_dict(self, name: str | None = None) -> dict[str, Any]:
         """JSON-ready dict, rates in percent (unrounded)."""
         d: dict[str, Any] = {"hyp": name} if name is not None else {}
-        d.update(aer=100 * self.aer, precision=100 * self.precision, recall=100 * self.recall,
-                 f1=100 * self.f1, links=self.links, sentences=self.sentences, sure=self.sure,
-                 matched_sure=self.matched_sure, matched_possible=self.matched_possible)
+        d.update(
+            aer=100 * self.aer,
+            precision=100 * self.precision,
+            recall=100 * self.recall,
+            f1=100 * self.f1,
+            links=self.links,
+            sentences=self.sentences,
+            sure=self.sure,
+            matched_sure=self.matched_sure,
+            matched_possible=self.matched_possible,
+        )
         if self.ci:
             d["ci"] = {k: [100 * v[0], 100 * v[1]] for k, v in self.ci.items()}
         return d
@@ -83,9 +95,11 @@ class AERScore:
             lo, hi = self.ci["aer"]
             ci = f" [{100 * lo:.1f}, {100 * hi:.1f}]"
         head = f"{name}: " if name else ""
-        return (f"{head}AER {100 * self.aer:.1f}{ci} P {100 * self.precision:.1f} "
-                f"R {100 * self.recall:.1f} F1 {100 * self.f1:.1f} links {self.links} "
-                f"sents {self.sentences}")
+        return (
+            f"{head}AER {100 * self.aer:.1f}{ci} P {100 * self.precision:.1f} "
+            f"R {100 * self.recall:.1f} F1 {100 * self.f1:.1f} links {self.links} "
+            f"sents {self.sentences}"
+        )
 
 
 def count_matches(gold: Alignments, hyp: Alignments) -> SentenceCounts:
@@ -129,8 +143,9 @@ def score_totals(totals: np.ndarray, sentences: int) -> AERScore:
     """Corpus scores from the four corpus totals |A|, |S|, |A&S|, |A&P| of ``sentences`` sentences."""
     t = [int(x) for x in totals]
     aer, p, r, f = (float(x) for x in rates(np.array(t)))
-    return AERScore(aer, p, r, f, links=t[0], sentences=int(sentences), sure=t[1],
-                    matched_sure=t[2], matched_possible=t[3])
+    return AERScore(
+        aer, p, r, f, links=t[0], sentences=int(sentences), sure=t[1], matched_sure=t[2], matched_possible=t[3]
+    )
 
 
 def score_corpus(gold: Alignments, hyp: Alignments) -> AERScore:
@@ -157,28 +172,32 @@ def _resampled_totals(stacked: np.ndarray, n_samples: int, seed: int) -> np.ndar
         k = min(chunk, n_samples - start)
         idx = rng.integers(0, n, size=(k, n))
         for r in range(stacked.shape[0]):
-            out[r, start:start + k] = stacked[r][idx].sum(axis=1)
+            out[r, start : start + k] = stacked[r][idx].sum(axis=1)
     return out
 
 
-def bootstrap_ci(counts: SentenceCounts, n_samples: int = 1000, confidence: float = 0.95,
-                 seed: int = 12345) -> dict[str, tuple[float, float]]:
+def bootstrap_ci(
+    counts: SentenceCounts, n_samples: int = 1000, confidence: float = 0.95, seed: int = 12345
+) -> dict[str, tuple[float, float]]:
     """Percentile bootstrap intervals over sentences for aer, precision, recall, f1 (Koehn 2004);
     empty below ``MIN_SENTENCES`` sentences, where resampling says nothing (an interval of zero width)."""
     if len(counts) < MIN_SENTENCES:
         return {}
     stats = rates(_resampled_totals(counts.stacked(), n_samples, seed))
     lo, hi = (1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100
-    return {name: (float(np.percentile(row, lo)), float(np.percentile(row, hi)))
-            for name, row in zip(("aer", "precision", "recall", "f1"), stats)}
+    return {
+        name: (float(np.percentile(row, lo)), float(np.percentile(row, hi)))
+        for name, row in zip(("aer", "precision", "recall", "f1"), stats)
+    }
 
 
 MIN_SENTENCES = 2
 """Fewest sentences a bootstrap resamples: with one, every resample is that sentence."""
 
 
-def paired_bootstrap(baseline: SentenceCounts, system: SentenceCounts, n_samples: int = 1000,
-                     seed: int = 12345) -> dict[str, Any]:
+def paired_bootstrap(
+    baseline: SentenceCounts, system: SentenceCounts, n_samples: int = 1000, seed: int = 12345
+) -> dict[str, Any]:
     """Paired bootstrap test (Koehn 2004) of the AER difference ``system - baseline``.
 
     Both are resampled with the same sentences. ``p_value`` is two-sided: the share of resamples
@@ -197,21 +216,35 @@ def paired_bootstrap(baseline: SentenceCounts, system: SentenceCounts, n_samples
         raise ValueError(f"paired test needs equal corpora; got {len(baseline)} and {len(system)} sentences")
     if len(baseline) < MIN_SENTENCES:
         observed = float(rates(system.totals())[0] - rates(baseline.totals())[0]) if len(baseline) else 0.0
-        return {"p_value": None, "p_one_sided": None, "delta": observed, "delta_ci": None,
-                "undecided": f"{len(baseline)} sentence(s); a paired bootstrap needs at least {MIN_SENTENCES}"}
+        return {
+            "p_value": None,
+            "p_one_sided": None,
+            "delta": observed,
+            "delta_ci": None,
+            "undecided": f"{len(baseline)} sentence(s); a paired bootstrap needs at least {MIN_SENTENCES}",
+        }
     # One draw of sentence indices serves both systems: stack their counts and resample together.
     both = _resampled_totals(np.vstack([baseline.stacked(), system.stacked()]), n_samples, seed)
     aer_b, aer_s = rates(both[:4])[0], rates(both[4:])[0]
     diffs = aer_s - aer_b
     observed = float(rates(system.totals())[0] - rates(baseline.totals())[0])
     if observed != 0 and float(np.ptp(diffs)) <= 1e-12:
-        return {"p_value": None, "p_one_sided": None, "delta": observed, "delta_ci": None,
-                "undecided": "the resampled differences do not vary (no variance); the test cannot decide"}
+        return {
+            "p_value": None,
+            "p_one_sided": None,
+            "delta": observed,
+            "delta_ci": None,
+            "undecided": "the resampled differences do not vary (no variance); the test cannot decide",
+        }
     not_better = int(np.sum(aer_s >= aer_b))
     # a tiny tolerance: a difference equal to the observed one up to rounding counts as "as far"
     as_far = int(np.sum(np.abs(diffs - observed) >= abs(observed) - 1e-12))
-    return {"p_value": (as_far + 1) / (n_samples + 1), "p_one_sided": (not_better + 1) / (n_samples + 1),
-            "delta": observed, "delta_ci": (float(np.percentile(diffs, 2.5)), float(np.percentile(diffs, 97.5)))}
+    return {
+        "p_value": (as_far + 1) / (n_samples + 1),
+        "p_one_sided": (not_better + 1) / (n_samples + 1),
+        "delta": observed,
+        "delta_ci": (float(np.percentile(diffs, 2.5)), float(np.percentile(diffs, 97.5))),
+    }
 
 
 def reliability(probs: np.ndarray, labels: np.ndarray, bins: int = 10) -> list[dict[str, Any]]:
@@ -223,9 +256,15 @@ def reliability(probs: np.ndarray, labels: np.ndarray, bins: int = 10) -> list[d
     for b in range(bins):
         m = idx == b
         n = int(m.sum())
-        out.append({"low": b / bins, "high": (b + 1) / bins, "count": n,
-                    "mean_probability": float(p[m].mean()) if n else None,
-                    "positive_rate": float(y[m].mean()) if n else None})
+        out.append(
+            {
+                "low": b / bins,
+                "high": (b + 1) / bins,
+                "count": n,
+                "mean_probability": float(p[m].mean()) if n else None,
+                "positive_rate": float(y[m].mean()) if n else None,
+            }
+        )
     return out
 
 
@@ -235,8 +274,13 @@ def expected_calibration_error(probs: np.ndarray, labels: np.ndarray, bins: int 
     n = len(np.asarray(probs))
     if n == 0:
         return 0.0
-    return float(sum(b["count"] / n * abs(b["mean_probability"] - b["positive_rate"])
-                     for b in reliability(probs, labels, bins) if b["count"]))
+    return float(
+        sum(
+            b["count"] / n * abs(b["mean_probability"] - b["positive_rate"])
+            for b in reliability(probs, labels, bins)
+            if b["count"]
+        )
+    )
 
 
 def roc_auc(positive: np.ndarray, negative: np.ndarray) -> float:

@@ -33,8 +33,8 @@ import numpy as np
 
 from align import __version__
 from align.links import testsets
-from align.links.console import clean_text, console_main
 from align.links.alignments import Alignments
+from align.links.console import clean_text, console_main
 from align.links.formats import (
     AlignmentFormatError,
     LineCountError,
@@ -116,7 +116,7 @@ def decode_cells(code: str, src_len: int, tgt_len: int) -> list[tuple[int, int]]
     out = []
     for i in range(0, len(code), w):
         c = 0
-        for ch in code[i:i + w]:
+        for ch in code[i : i + w]:
             c = 64 * c + CELL_DIGITS.index(ch)
         out.append((c % src_len, c // src_len))
     return out
@@ -134,9 +134,15 @@ def _subset(al: Alignments, keep: np.ndarray) -> Alignments:
     return Alignments.from_arrays(sent, al.src[keep], al.tgt[keep], None, len(al))
 
 
-def page_data(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], hyps: Mapping[str, Alignments],
-              gold: Alignments | None = None, scores: Mapping[str, Sequence[np.ndarray]] | None = None,
-              title: str = "align-view", sig: str | None = None, paths: Mapping[str, str] | None = None) -> dict[str, Any]:
+def page_data(
+    pairs: Sequence[tuple[Sequence[str], Sequence[str]]],
+    hyps: Mapping[str, Alignments],
+    gold: Alignments | None = None,
+    scores: Mapping[str, Sequence[np.ndarray]] | None = None,
+    title: str = "align-view",
+    sig: str | None = None,
+    paths: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """The page's data: words (each side joined by single spaces), links (:func:`encode_cells`; the
     gold's possible links after a ``.``), soft scores (base64 of the (T, S) bytes), corpus scores
     (rates in percent) and per-sentence AER (percent, to 0.01, as ``align-eval --per-sentence``).
@@ -181,8 +187,10 @@ def page_data(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], hyps: Mappin
         for k, (m, (s, t)) in enumerate(zip(mats, pairs)):
             m = np.asarray(m)
             if m.shape != (len(t), len(s)) or m.dtype != np.uint8:
-                raise ValueError(f"soft scores of {name}, sentence {k + 1}: a {m.dtype} matrix of shape {m.shape}; "
-                                 f"expected uint8 of shape (tgt, src) = ({len(t)}, {len(s)})")
+                raise ValueError(
+                    f"soft scores of {name}, sentence {k + 1}: a {m.dtype} matrix of shape {m.shape}; "
+                    f"expected uint8 of shape (tgt, src) = ({len(t)}, {len(s)})"
+                )
             enc.append(base64.b64encode(m.tobytes()).decode("ascii"))
         soft.append(enc)
     return {
@@ -206,10 +214,15 @@ def render_page(data: dict[str, Any]) -> str:
     return re.sub(r"\{\{TITLE\}\}|\{\{DATA\}\}", lambda m: slots[m[0]], template)  # one pass: no slot in a slot
 
 
-def build_page(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], hyps: Mapping[str, Alignments],
-               gold: Alignments | None = None,
-               scores: Mapping[str, Sequence[np.ndarray]] | None = None, title: str = "align-view",
-               sig: str | None = None, paths: Mapping[str, str] | None = None) -> str:
+def build_page(
+    pairs: Sequence[tuple[Sequence[str], Sequence[str]]],
+    hyps: Mapping[str, Alignments],
+    gold: Alignments | None = None,
+    scores: Mapping[str, Sequence[np.ndarray]] | None = None,
+    title: str = "align-view",
+    sig: str | None = None,
+    paths: Mapping[str, str] | None = None,
+) -> str:
     """The whole self-contained page (see :func:`page_data` for the arguments)."""
     return render_page(page_data(pairs, hyps, gold, scores, title, sig, paths))
 
@@ -219,27 +232,42 @@ def build_page(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], hyps: Mappi
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="align-view", description="Write one self-contained HTML page showing word alignments sentence by "
+        prog="align-view",
+        description="Write one self-contained HTML page showing word alignments sentence by "
         "sentence, every hypothesis beside the gold: sure/possible hits, false and missed links, soft scores, "
-        "per-sentence AER, sorting, filtering. Flags as align-eval's.")
+        "per-sentence AER, sorting, filtering. Flags as align-eval's.",
+    )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.usage = "align-view [-h] (TEXT [--gold GOLD] | -t NAME [-l SRC-TGT]) [NAME=]HYP [[NAME=]HYP ...] [options]"
-    p.add_argument("files", nargs="*", metavar="[TEXT] [NAME=]HYP",
-                   help="the 'src ||| tgt' text file (one sentence pair per line; - for stdin), then hypothesis "
-                   "files (pharaoh, 0-based, by default; NAME defaults to the file name without .align); only "
-                   "hypotheses with -t")
+    p.add_argument(
+        "files",
+        nargs="*",
+        metavar="[TEXT] [NAME=]HYP",
+        help="the 'src ||| tgt' text file (one sentence pair per line; - for stdin), then hypothesis "
+        "files (pharaoh, 0-based, by default; NAME defaults to the file name without .align); only "
+        "hypotheses with -t",
+    )
     p.add_argument("--gold", help="gold alignment file (talp by default: i-j sure, ipj possible, 1-based)")
     add_testset_args(p)
     add_format_args(p)
-    p.add_argument("--naacl-ids", help="WPT text file ('<s snum=N>') or one number per line: the sentence number "
-                   "of each line, for naacl files (default 1..number of text lines)")
-    p.add_argument("--scores", action="append", default=[], metavar="[NAME=]PATH",
-                   help=f"soft scores ({SCORES_SUFFIX}, from align-extract --save-scores) of hypothesis NAME "
-                   f"(default: the file name without {SCORES_SUFFIX}), shown as cell shading; repeatable")
+    p.add_argument(
+        "--naacl-ids",
+        help="WPT text file ('<s snum=N>') or one number per line: the sentence number "
+        "of each line, for naacl files (default 1..number of text lines)",
+    )
+    p.add_argument(
+        "--scores",
+        action="append",
+        default=[],
+        metavar="[NAME=]PATH",
+        help=f"soft scores ({SCORES_SUFFIX}, from align-extract --save-scores) of hypothesis NAME "
+        f"(default: the file name without {SCORES_SUFFIX}), shown as cell shading; repeatable",
+    )
     p.add_argument("-o", "--out", default="view.html", help="the HTML file to write (default: view.html)")
     p.add_argument("--title", help="the page's title (default: align-view: TEXT)")
-    p.add_argument("--format", choices=("text", "json"), default="text", dest="out_format",
-                   help="the summary line's format")
+    p.add_argument(
+        "--format", choices=("text", "json"), default="text", dest="out_format", help="the summary line's format"
+    )
     return p
 
 
@@ -279,12 +307,17 @@ def _read_soft(path: str, pairs: Sequence[tuple[Sequence[str], Sequence[str]]], 
     out = []
     for k, m in enumerate(iter_scores(path)):
         if k >= len(pairs):
-            raise LineCountError(path, None, f"more than {len(pairs)} lines; expected {len(pairs)} as in the text "
-                                 f"{text_name}")
+            raise LineCountError(
+                path, None, f"more than {len(pairs)} lines; expected {len(pairs)} as in the text {text_name}"
+            )
         s, t = pairs[k]
         if m.shape != (len(t), len(s)):
-            raise AlignmentFormatError(path, k + 1, f"a {m.shape[0]}x{m.shape[1]} (tgt x src) matrix; expected "
-                                       f"{len(t)}x{len(s)}, the word counts of sentence {k + 1} in {text_name}")
+            raise AlignmentFormatError(
+                path,
+                k + 1,
+                f"a {m.shape[0]}x{m.shape[1]} (tgt x src) matrix; expected "
+                f"{len(t)}x{len(s)}, the word counts of sentence {k + 1} in {text_name}",
+            )
         out.append(m)
     if len(out) != len(pairs):
         raise LineCountError(path, None, f"{len(out)} lines; expected {len(pairs)} as in the text {text_name}")
@@ -327,12 +360,20 @@ def load(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     if not args.naacl_ids:
         sig_args.naacl_ids = None
     sig = signature(sig_args, testset) if gold is not None else None
-    title = args.title if args.title is not None else (
-        f"align-view: {testset.name} {testset.pair}" if testset is not None else f"align-view: {os.path.basename(text_name)}")
+    title = (
+        args.title
+        if args.title is not None
+        else (
+            f"align-view: {testset.name} {testset.pair}"
+            if testset is not None
+            else f"align-view: {os.path.basename(text_name)}"
+        )
+    )
     # a title or file name with bytes that are not UTF-8 shows them as U+FFFD; it never stops the page
     hyps, soft = {clean_text(k): v for k, v in hyps.items()}, {clean_text(k): v for k, v in soft.items()}
-    page = build_page(pairs, hyps, gold, soft, clean_text(title), sig,
-                      {clean_text(k): clean_text(v) for k, v in hyp_paths.items()})
+    page = build_page(
+        pairs, hyps, gold, soft, clean_text(title), sig, {clean_text(k): clean_text(v) for k, v in hyp_paths.items()}
+    )
     return page, {"sentences": n, "hypotheses": len(hyps), "gold": gold is not None, "scores": sorted(soft)}
 
 
@@ -361,12 +402,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     size = len(page.encode("utf-8"))
     stream = sys.stderr if args.out == "-" else sys.stdout  # the page itself went to stdout
     if args.out_format == "json":
-        print(json.dumps({"path": args.out, "sentences": summary["sentences"], "hypotheses": summary["hypotheses"],
-                          "bytes": size, "gold": summary["gold"], "scores": summary["scores"]}), file=stream)
+        print(
+            json.dumps(
+                {
+                    "path": args.out,
+                    "sentences": summary["sentences"],
+                    "hypotheses": summary["hypotheses"],
+                    "bytes": size,
+                    "gold": summary["gold"],
+                    "scores": summary["scores"],
+                }
+            ),
+            file=stream,
+        )
     else:
         n, h = summary["sentences"], summary["hypotheses"]
-        print(f"wrote {args.out}: {n} sentence{'' if n == 1 else 's'}, {h} hypothes{'is' if h == 1 else 'es'}"
-              f"{' and the gold' if summary['gold'] else ''}, {size / 1024:.0f} KB", file=stream)
+        print(
+            f"wrote {args.out}: {n} sentence{'' if n == 1 else 's'}, {h} hypothes{'is' if h == 1 else 'es'}"
+            f"{' and the gold' if summary['gold'] else ''}, {size / 1024:.0f} KB",
+            file=stream,
+        )
     return 0
 
 

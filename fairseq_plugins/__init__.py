@@ -47,13 +47,16 @@ def _one_line_errors() -> None:
     prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     if not (prog.startswith("fairseq") or (spec is not None and str(spec.name).startswith("fairseq_cli"))):
         return  # a library user's process: its own excepthook stays
-    ours = (os.path.dirname(os.path.abspath(__file__)),
-            os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "align"))
+    ours = (
+        os.path.dirname(os.path.abspath(__file__)),
+        os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "align"),
+    )
     previous = sys.excepthook
     name = prog if prog.startswith("fairseq") else "fairseq-" + str(getattr(spec, "name", "")).rsplit(".", 1)[-1]
 
     def hook(kind, value, tb):
         from .tasks import PluginUsageError
+
         frames, t = [], tb
         while t is not None:
             frames.append(os.path.abspath(t.tb_frame.f_code.co_filename))

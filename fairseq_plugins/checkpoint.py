@@ -38,14 +38,18 @@ from align.links.formats import replace_atomic
 
 WEIGHTS = "model.safetensors"
 FORMAT = "norm-align/fairseq-safetensors"
-TRUST_HINT = ("if you trust this file, load it with --trust-checkpoint (command line) or trust=True (Python), "
-              "which runs any code it contains, or convert it once: "
-              "python data/scripts/to_safetensors.py --trust-checkpoint CHECKPOINT OUT_DIR")
-TRUST_CHECKPOINT_HELP = ("load --path checkpoints with full unpickling, which runs any code in the file: only for "
-                         "files you trust (default: only the classes fairseq checkpoints need)")
+TRUST_HINT = (
+    "if you trust this file, load it with --trust-checkpoint (command line) or trust=True (Python), "
+    "which runs any code it contains, or convert it once: "
+    "python data/scripts/to_safetensors.py --trust-checkpoint CHECKPOINT OUT_DIR"
+)
+TRUST_CHECKPOINT_HELP = (
+    "load --path checkpoints with full unpickling, which runs any code in the file: only for "
+    "files you trust (default: only the classes fairseq checkpoints need)"
+)
 
 _NAMESPACE = "__namespace__"  # JSON marker of an argparse.Namespace (fairseq keeps the model's args as one)
-_TIED = "norm_align_tied"     # safetensors metadata: {dropped key: kept key} for tensors stored once
+_TIED = "norm_align_tied"  # safetensors metadata: {dropped key: kept key} for tensors stored once
 
 
 class CheckpointError(ValueError):
@@ -57,17 +61,31 @@ class UnsafeCheckpointError(CheckpointError):
 
     def __init__(self, path: str, names: list[str], detail: str = "") -> None:
         self.path, self.names = path, names
-        super().__init__(f"{path}: refused: unpickling it would load {', '.join(names)}, which is not among the "
-                         f"classes a fairseq checkpoint needs (it could run code from the file); {TRUST_HINT}"
-                         + (f"\n(torch: {detail})" if detail else ""))
+        super().__init__(
+            f"{path}: refused: unpickling it would load {', '.join(names)}, which is not among the "
+            f"classes a fairseq checkpoint needs (it could run code from the file); {TRUST_HINT}"
+            + (f"\n(torch: {detail})" if detail else "")
+        )
 
 
 def allowed_globals() -> list[Callable]:
     """The classes and types that :func:`load_checkpoint` lets a checkpoint's pickle name."""
     # Found by trying: shipped models and fairseq-train checkpoints need only Namespace (cfg["model"]);
     # checkpoints whose cfg was pickled as an omegaconf DictConfig need the rest.
-    names: list[Callable] = [argparse.Namespace, collections.OrderedDict, collections.defaultdict, typing.Any,
-                             int, float, str, bool, dict, list, tuple, set]
+    names: list[Callable] = [
+        argparse.Namespace,
+        collections.OrderedDict,
+        collections.defaultdict,
+        typing.Any,
+        int,
+        float,
+        str,
+        bool,
+        dict,
+        list,
+        tuple,
+        set,
+    ]
     try:
         from omegaconf import DictConfig, ListConfig
         from omegaconf.base import ContainerMetadata, Metadata
@@ -75,8 +93,17 @@ def allowed_globals() -> list[Callable]:
     except ImportError:  # no omegaconf (no fairseq): such checkpoints are refused with the class named
         return names
     # Value nodes only: EnumNode would need the enum's own class, which is refused and named.
-    return names + [DictConfig, ListConfig, ContainerMetadata, Metadata, AnyNode, StringNode, IntegerNode,
-                    FloatNode, BooleanNode]
+    return names + [
+        DictConfig,
+        ListConfig,
+        ContainerMetadata,
+        Metadata,
+        AnyNode,
+        StringNode,
+        IntegerNode,
+        FloatNode,
+        BooleanNode,
+    ]
 
 
 @contextmanager
@@ -130,19 +157,23 @@ def load_checkpoint(path: str | os.PathLike, trust: bool = False) -> dict:
             if names:
                 raise UnsafeCheckpointError(path, names, _refusal_detail(msg)) from None
             # no class to name: a damaged file, or a pickle built from opcodes the safe loader lacks
-            raise CheckpointError(f"{path}: not a readable torch checkpoint for the safe loader "
-                                  f"({_refusal_detail(msg) or 'weights-only unpickling failed'}); if it is a "
-                                  "checkpoint you trust, --trust-checkpoint / trust=True unpickles it fully") from None
+            raise CheckpointError(
+                f"{path}: not a readable torch checkpoint for the safe loader "
+                f"({_refusal_detail(msg) or 'weights-only unpickling failed'}); if it is a "
+                "checkpoint you trust, --trust-checkpoint / trust=True unpickles it fully"
+            ) from None
         raise CheckpointError(f"{path}: not a readable torch checkpoint ({_first_line(msg) or repr(e)})") from e
     except Exception as e:  # torch raises RuntimeError, EOFError, even KeyError on a damaged file
-        raise CheckpointError(f"{path}: not a readable torch checkpoint "
-                              f"({type(e).__name__}: {_first_line(str(e))})") from e
+        raise CheckpointError(
+            f"{path}: not a readable torch checkpoint ({type(e).__name__}: {_first_line(str(e))})"
+        ) from e
     if not isinstance(state, dict):
         raise CheckpointError(f"{path}: holds a {type(state).__name__}, expected a checkpoint dict")
     return state
 
 
 # ---- JSON form of fairseq configs ----
+
 
 def to_json_config(obj: Any, where: str = "cfg") -> Any:
     """A fairseq config (dicts, omegaconf containers, Namespaces) as JSON-able values; Namespaces marked."""
@@ -158,6 +189,7 @@ def to_json_config(obj: Any, where: str = "cfg") -> Any:
         return {_NAMESPACE: to_json_config(vars(obj), where)}
     try:
         from omegaconf import OmegaConf
+
         if OmegaConf.is_config(obj):
             obj = OmegaConf.to_container(obj, resolve=True, enum_to_str=True)
     except ImportError:
@@ -187,12 +219,14 @@ def from_json_config(obj: Any) -> Any:
 
 # ---- safetensors ----
 
+
 def _safetensors():
     try:
         import safetensors.torch
     except ImportError:
-        raise ImportError("the safetensors format needs the safetensors package: "
-                          "pip install 'norm-align[fairseq]'") from None
+        raise ImportError(
+            "the safetensors format needs the safetensors package: pip install 'norm-align[fairseq]'"
+        ) from None
     return safetensors.torch
 
 
@@ -233,8 +267,12 @@ COMPANIONS = ("spm.model",)
 """Files beside a checkpoint that its model needs (with ``dict.*.txt``): copied by :func:`save_safe`."""
 
 
-def save_safe(checkpoint: Mapping | str | os.PathLike, out_dir: str | os.PathLike, trust: bool = False,
-              preprocessing: Mapping | None = None) -> str:
+def save_safe(
+    checkpoint: Mapping | str | os.PathLike,
+    out_dir: str | os.PathLike,
+    trust: bool = False,
+    preprocessing: Mapping | None = None,
+) -> str:
     """Write ``model.safetensors`` + ``model_config.json`` from a checkpoint dict or ``.pt``; returns the
     weights. From a ``.pt``, the dictionaries and ``spm.model`` beside it are copied too (so the folder
     loads on its own) and its folder's recorded ``preprocessing`` is kept unless one is given."""
@@ -252,26 +290,33 @@ def save_safe(checkpoint: Mapping | str | os.PathLike, out_dir: str | os.PathLik
         raise CheckpointError(f"{name}: neither 'cfg' nor 'args': fairseq could not build its model")
     hist = (state.get("optimizer_history") or [{}])[-1]
     config = {
-        "format": FORMAT, "version": 1,
+        "format": FORMAT,
+        "version": 1,
         "cfg": to_json_config(state.get("cfg")),
         "args": to_json_config(state.get("args"), "args"),
         # what fairseq reads besides cfg: the update count (set_num_updates) and, for resuming, the schedule
         "optimizer_history": [to_json_config({k: v for k, v in hist.items() if k != "optimizer"}, "optimizer_history")],
-        "extra_state": {"train_iterator": to_json_config((state.get("extra_state") or {}).get("train_iterator"),
-                                                         "extra_state.train_iterator")},
+        "extra_state": {
+            "train_iterator": to_json_config(
+                (state.get("extra_state") or {}).get("train_iterator"), "extra_state.train_iterator"
+            )
+        },
     }
     opt = state.get("last_optimizer_state")
     if isinstance(opt, Mapping) and "param_groups" in opt:
         # hyper-parameters only, as export_model.py keeps: `--restore-file` resumes the update count and
         # LR schedule with the optimizer's moments afresh
-        config["last_optimizer_state"] = {"state": {},
-                                          "param_groups": to_json_config(opt["param_groups"], "param_groups")}
+        config["last_optimizer_state"] = {
+            "state": {},
+            "param_groups": to_json_config(opt["param_groups"], "param_groups"),
+        }
     if preprocessing:
         config["preprocessing"] = dict(preprocessing)
     tensors, tied = _dedupe(state["model"])
     os.makedirs(out_dir, exist_ok=True)
     if src_folder and os.path.abspath(src_folder) != os.path.abspath(out_dir):
         import shutil
+
         for f in sorted(os.listdir(src_folder)):
             if f in COMPANIONS or (f.startswith("dict.") and f.endswith(".txt")):
                 shutil.copy(os.path.join(src_folder, f), os.path.join(out_dir, f))
@@ -317,12 +362,14 @@ def load_safe(model: str | os.PathLike, tie: bool = False) -> dict:
         except json.JSONDecodeError as e:
             raise CheckpointError(f"{config_path}:{e.lineno}: {e.msg}; expected JSON") from None
     if not isinstance(config, dict) or config.get("format") != FORMAT:
-        raise CheckpointError(f"{config_path}: format {config.get('format') if isinstance(config, dict) else None!r}, "
-                              f"expected {FORMAT!r}")
+        raise CheckpointError(
+            f"{config_path}: format {config.get('format') if isinstance(config, dict) else None!r}, expected {FORMAT!r}"
+        )
     st = _safetensors()
     try:
         state_dict = st.load_file(weights, device="cpu")
         from safetensors import safe_open
+
         with safe_open(weights, framework="pt") as f:
             tied = json.loads((f.metadata() or {}).get(_TIED, "{}"))
     except Exception as e:  # safetensors raises its own SafetensorError for a bad header
@@ -333,10 +380,14 @@ def load_safe(model: str | os.PathLike, tie: bool = False) -> dict:
     hist = (config.get("optimizer_history") or [{}])[-1]
     # fairseq's _upgrade_state_dict expects these keys on the last optimizer_history entry
     hist = {"criterion_name": None, "optimizer_name": None, "lr_scheduler_state": {}, "num_updates": 0, **hist}
-    return {"cfg": from_json_config(config.get("cfg")), "args": from_json_config(config.get("args")),
-            "model": state_dict, "optimizer_history": [hist],
-            "extra_state": {k: v for k, v in (config.get("extra_state") or {}).items() if v is not None},
-            **({"last_optimizer_state": config["last_optimizer_state"]} if config.get("last_optimizer_state") else {})}
+    return {
+        "cfg": from_json_config(config.get("cfg")),
+        "args": from_json_config(config.get("args")),
+        "model": state_dict,
+        "optimizer_history": [hist],
+        "extra_state": {k: v for k, v in (config.get("extra_state") or {}).items() if v is not None},
+        **({"last_optimizer_state": config["last_optimizer_state"]} if config.get("last_optimizer_state") else {}),
+    }
 
 
 # ---- fairseq glue ----
@@ -408,8 +459,9 @@ def cache_dir() -> str:
     """Where derived files go (never committed): ``NORM_ALIGN_CACHE``, else ``XDG_CACHE_HOME/norm-align``,
     else ``~/.cache/norm-align``."""
     env = os.environ
-    return env.get("NORM_ALIGN_CACHE") or os.path.join(env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
-                                                        "norm-align")
+    return env.get("NORM_ALIGN_CACHE") or os.path.join(
+        env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "norm-align"
+    )
 
 
 def fairseq_checkpoint(model: str | os.PathLike) -> str:
@@ -456,8 +508,11 @@ def read_preprocessing(path: str | os.PathLike) -> dict:
     ``model_config.json`` (the safetensors config, or the one beside a ``.pt``): e.g.
     ``{"lowercase": true}``; ``{}`` when the model records none."""
     weights = resolve_model_path(path)
-    config = _config_path(weights) if weights.endswith(".safetensors") else \
-        os.path.join(os.path.dirname(weights), "model_config.json")
+    config = (
+        _config_path(weights)
+        if weights.endswith(".safetensors")
+        else os.path.join(os.path.dirname(weights), "model_config.json")
+    )
     if not os.path.isfile(config):
         return {}
     try:
@@ -482,9 +537,12 @@ def model_files(path: str | os.PathLike) -> list[str]:
     return out
 
 
-def load_model_and_task(path_or_dir: str | os.PathLike, data_dir: str | None = None,
-                        overrides: Mapping[str, Any] | None = None,
-                        trust: bool = False) -> tuple[torch.nn.Module, Any, Any]:
+def load_model_and_task(
+    path_or_dir: str | os.PathLike,
+    data_dir: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    trust: bool = False,
+) -> tuple[torch.nn.Module, Any, Any]:
     """(model in eval mode, cfg, task) from a ``.pt``, ``.safetensors`` or model folder; dictionaries from
     ``data_dir`` (default: the model's folder)."""
     from fairseq import checkpoint_utils

@@ -17,7 +17,7 @@ from align.links.subwords import SPECIAL, WordMapError, word_map
 
 def detect_scheme(dictionary) -> str:
     """sentencepiece if many symbols start with '▁', subword-nmt if many end with '@@', else none."""
-    symbols = dictionary.symbols[dictionary.nspecial:]
+    symbols = dictionary.symbols[dictionary.nspecial :]
     sp = sum(s.startswith("\u2581") for s in symbols)
     bpe = sum(s.endswith("@@") for s in symbols)
     if max(sp, bpe) < 0.05 * max(len(symbols), 1):
@@ -35,10 +35,12 @@ def piece_words(pieces: Sequence[str], scheme: str, specials: Sequence[str], unk
     boundary (its own marker is lost, so it could open a word or continue one)."""
     if unk in pieces:
         k = list(pieces).index(unk)
-        raise WordMapError(f"{what}: token {k} is {unk} (a piece outside the model's dictionary), so its word "
-                           "boundary is unknown and every later word index could shift; pass the segmented text "
-                           "with --alignment-text PREFIX (the files given to fairseq-preprocess), or align the pair "
-                           "with align-extract or the Python API, which keep the real pieces")
+        raise WordMapError(
+            f"{what}: token {k} is {unk} (a piece outside the model's dictionary), so its word "
+            "boundary is unknown and every later word index could shift; pass the segmented text "
+            "with --alignment-text PREFIX (the files given to fairseq-preprocess), or align the pair "
+            "with align-extract or the Python API, which keep the real pieces"
+        )
     return word_map(pieces, scheme, specials)
 
 

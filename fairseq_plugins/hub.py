@@ -29,13 +29,16 @@ from .engine import detect_scheme, encode_pieces
 class NormAligner(Aligner):
     """A loaded fairseq translation model that aligns (source, target) sentence pairs with every method."""
 
-    def __init__(self, model, src_dict, tgt_dict, spm=None, scheme: str = "auto", task=None,
-                 preprocessing: dict | None = None) -> None:
+    def __init__(
+        self, model, src_dict, tgt_dict, spm=None, scheme: str = "auto", task=None, preprocessing: dict | None = None
+    ) -> None:
         if scheme == "auto":
             scheme = detect_scheme(tgt_dict)
             if scheme == "none":
-                raise ValueError("the dictionary looks like neither SentencePiece ('▁') nor subword-nmt ('@@'): "
-                                 "pass scheme='sentencepiece' or 'subword-nmt'")
+                raise ValueError(
+                    "the dictionary looks like neither SentencePiece ('▁') nor subword-nmt ('@@'): "
+                    "pass scheme='sentencepiece' or 'subword-nmt'"
+                )
         self.src_dict, self.tgt_dict, self.spm, self.scheme, self.task = src_dict, tgt_dict, spm, scheme, task
         super().__init__(model, FairseqAdapter(src_dict.pad(), src_dict.eos()), src_dict.pad())
         limits = model.max_positions() if hasattr(model, "max_positions") else (None, None)
@@ -45,10 +48,18 @@ class NormAligner(Aligner):
         self.model_path: str | None = None
 
     @classmethod
-    def from_checkpoint(cls, checkpoint: str, data_dir: str | None = None, spm_model: str | None = None,
-                        source_lang: str | None = None, target_lang: str | None = None, scheme: str = "auto",
-                        device: str | None = None, dtype: torch.dtype | None = None,
-                        trust: bool = False) -> NormAligner:
+    def from_checkpoint(
+        cls,
+        checkpoint: str,
+        data_dir: str | None = None,
+        spm_model: str | None = None,
+        source_lang: str | None = None,
+        target_lang: str | None = None,
+        scheme: str = "auto",
+        device: str | None = None,
+        dtype: torch.dtype | None = None,
+        trust: bool = False,
+    ) -> NormAligner:
         """Load ``checkpoint`` (a ``.pt`` file, loaded without running code from it unless ``trust``, or a
         safetensors model folder); dictionaries from ``data_dir`` (default: beside the checkpoint) and
         SentencePiece from ``spm_model`` (default: ``spm.model`` beside it, if any). ``device`` and
@@ -61,7 +72,9 @@ class NormAligner(Aligner):
             overrides["source_lang"] = source_lang
         if target_lang:
             overrides["target_lang"] = target_lang
-        model, _cfg, task = load_model_and_task(checkpoint, data_dir=data_dir or folder, overrides=overrides, trust=trust)
+        model, _cfg, task = load_model_and_task(
+            checkpoint, data_dir=data_dir or folder, overrides=overrides, trust=trust
+        )
         spm = None
         default_spm = os.path.join(folder, "spm.model")
         spm_model = spm_model or (default_spm if os.path.exists(default_spm) else None)
@@ -70,19 +83,22 @@ class NormAligner(Aligner):
 
             spm = sentencepiece.SentencePieceProcessor(model_file=spm_model)
         model = model.to(device=device or "cpu", dtype=dtype or torch.float32)
-        aligner = cls(model, task.source_dictionary, task.target_dictionary, spm, scheme, task,
-                      read_preprocessing(checkpoint))
+        aligner = cls(
+            model, task.source_dictionary, task.target_dictionary, spm, scheme, task, read_preprocessing(checkpoint)
+        )
         aligner.model_path = checkpoint
         return aligner
 
     def identity(self) -> dict:
         """A sha256 over the model's weights, config, dictionaries and SentencePiece model."""
         from align.extraction.signature import files_digest
+
         return {"path": self.model_path, "sha256": files_digest(self.model_files())} if self.model_path else {}
 
     def model_files(self) -> list[str]:
         """The files that make this model's output: weights, config, dictionaries, SentencePiece."""
         from .checkpoint import model_files
+
         return model_files(self.model_path) if self.model_path else []
 
     def _pieces(self, words: list[str]) -> list[str]:
@@ -114,13 +130,16 @@ class NormAligner(Aligner):
         pieces' markers, so a vanished word shifts the ids, and only tokenizing each word shows which)."""
         empty = [w for w, word in enumerate(words) if not [p for p in self._pieces([word]) if p != "\u2581"]]
         if empty and len(np.unique(enc.words[enc.words != SPECIAL])) != len(words):
-            raise WordMapError(f"{what}: SentencePiece leaves no piece for word "
-                               + ", ".join(f"{w + 1} {words[w]!r}" for w in empty)
-                               + f"\n  tokens: {' '.join(pieces)}\n  words:  {' '.join(words)}")
+            raise WordMapError(
+                f"{what}: SentencePiece leaves no piece for word "
+                + ", ".join(f"{w + 1} {words[w]!r}" for w in empty)
+                + f"\n  tokens: {' '.join(pieces)}\n  words:  {' '.join(words)}"
+            )
         check_words(enc, words, pieces, what)
 
-    def translate(self, sources: Sequence, batch_size: int = 16, beam: int = 5, max_len_b: int = 200,
-                  **generate) -> list[list[str]]:
+    def translate(
+        self, sources: Sequence, batch_size: int = 16, beam: int = 5, max_len_b: int = 200, **generate
+    ) -> list[list[str]]:
         """Beam search with fairseq's SequenceGenerator; each output as words (pieces joined by their markers)."""
         from fairseq.sequence_generator import SequenceGenerator
 
@@ -128,14 +147,20 @@ class NormAligner(Aligner):
         device = next(self.model.parameters()).device
         out: list[list[str]] = []
         for b in range(0, len(sources), batch_size):
-            encs = [self.encode_source(self.preprocess(as_words(s)), f"sentence {b + k + 1}: source")
-                    for k, s in enumerate(sources[b:b + batch_size])]
+            encs = [
+                self.encode_source(self.preprocess(as_words(s)), f"sentence {b + k + 1}: source")
+                for k, s in enumerate(sources[b : b + batch_size])
+            ]
             n = max(len(e.ids) for e in encs)
             src = torch.full((len(encs), n), self.pad, dtype=torch.long)
             for k, e in enumerate(encs):  # fairseq's generator expects left-padded sources
-                src[k, n - len(e.ids):] = torch.tensor(e.ids)
-            sample = {"net_input": {"src_tokens": src.to(device),
-                                    "src_lengths": torch.tensor([len(e.ids) for e in encs], device=device)}}
+                src[k, n - len(e.ids) :] = torch.tensor(e.ids)
+            sample = {
+                "net_input": {
+                    "src_tokens": src.to(device),
+                    "src_lengths": torch.tensor([len(e.ids) for e in encs], device=device),
+                }
+            }
             with torch.no_grad():
                 hyps = gen.generate([self.model], sample)
             for h in hyps:

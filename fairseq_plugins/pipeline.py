@@ -16,16 +16,23 @@ from .hub import NormAligner
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def align_pairs(model_dir: str, pairs: list, methods: list[str], batch_size: int = 32,
-                progress: bool = False, device: str | None = None) -> dict[str, Alignments]:
+def align_pairs(
+    model_dir: str,
+    pairs: list,
+    methods: list[str],
+    batch_size: int = 32,
+    progress: bool = False,
+    device: str | None = None,
+) -> dict[str, Alignments]:
     """Forced alignment of (src words, tgt words) pairs with a fairseq model folder, every layer, AWO
     and AWI, per-head methods one file per head: {dump file name: links (src, tgt)}. The same
     engine as ``align-extract`` and the plugin (imported here only when called); ``device`` places the
     model (default CPU), scores stay float32."""
     aligner = NormAligner.from_checkpoint(model_dir, device=device)
     spec = aligner.spec(methods, None, ("awo", "awi"))
-    return {name: Alignments.from_lists(links)
-            for name, links in aligner.dump(pairs, spec, batch_size, progress).items()}
+    return {
+        name: Alignments.from_lists(links) for name, links in aligner.dump(pairs, spec, batch_size, progress).items()
+    }
 
 
 def binarize(model_dir: str, pairs, src: str, tgt: str, work: str) -> str:
@@ -44,22 +51,67 @@ def binarize(model_dir: str, pairs, src: str, tgt: str, work: str) -> str:
         with open(os.path.join(work, f"test.{side}"), "w", encoding="utf-8") as f:
             f.writelines(lines)
     dest = os.path.join(work, "bin")
-    subprocess.run([sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", src, "--target-lang", tgt,
-                    "--testpref", os.path.join(work, "test"), "--destdir", dest, "--workers", "1",
-                    "--srcdict", os.path.join(model_dir, f"dict.{src}.txt"),
-                    "--tgtdict", os.path.join(model_dir, f"dict.{tgt}.txt")], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fairseq_cli.preprocess",
+            "--source-lang",
+            src,
+            "--target-lang",
+            tgt,
+            "--testpref",
+            os.path.join(work, "test"),
+            "--destdir",
+            dest,
+            "--workers",
+            "1",
+            "--srcdict",
+            os.path.join(model_dir, f"dict.{src}.txt"),
+            "--tgtdict",
+            os.path.join(model_dir, f"dict.{tgt}.txt"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return dest
 
 
-def generate_command(model_dir: str, data: str, src: str, tgt: str, dump: str, batch_size: int, methods: str,
-                     text: str | None = None) -> list[str]:
+def generate_command(
+    model_dir: str, data: str, src: str, tgt: str, dump: str, batch_size: int, methods: str, text: str | None = None
+) -> list[str]:
     """The fairseq-generate command of a forced-alignment dump with the plugin."""
-    cmd = [sys.executable, "-m", "fairseq_cli.generate", data, "--path", model_dir,
-           "--user-dir", os.path.join(ROOT, "fairseq_plugins"), "--task", "translation_norm_align",
-           "--source-lang", src, "--target-lang", tgt, "--gen-subset", "test", "--score-reference",
-           "--print-alignment", "--alignment-method", "norm", "--alignment-shift", "awi",
-           "--alignment-dump", dump, "--alignment-dump-overwrite", "--batch-size", str(batch_size),
-           "--alignment-dump-methods", methods]
+    cmd = [
+        sys.executable,
+        "-m",
+        "fairseq_cli.generate",
+        data,
+        "--path",
+        model_dir,
+        "--user-dir",
+        os.path.join(ROOT, "fairseq_plugins"),
+        "--task",
+        "translation_norm_align",
+        "--source-lang",
+        src,
+        "--target-lang",
+        tgt,
+        "--gen-subset",
+        "test",
+        "--score-reference",
+        "--print-alignment",
+        "--alignment-method",
+        "norm",
+        "--alignment-shift",
+        "awi",
+        "--alignment-dump",
+        dump,
+        "--alignment-dump-overwrite",
+        "--batch-size",
+        str(batch_size),
+        "--alignment-dump-methods",
+        methods,
+    ]
     return cmd + (["--alignment-text", text] if text else [])
 
 

@@ -3,7 +3,6 @@ norm-based methods, forced (``--score-reference``) or free (beam search), plus a
 layer, shift, head) dump of word alignments in input order.
 """
 
-
 import logging
 import os
 from dataclasses import dataclass, field
@@ -38,41 +37,79 @@ DECODER_OPTIONS = {"threshold": "threshold", "relative-threshold": "ratio"}
 
 @dataclass
 class NormAlignConfig(TranslationConfig):
-    alignment_method: str = field(default="norm", metadata={
-        "help": f"score behind the A- lines, one of: {', '.join(METHODS)}"})
-    alignment_layer: Optional[int] = field(default=None, metadata={
-        "help": "decoder layer, 0-based as in fairseq (default: the last)"})
-    alignment_heads: Optional[str] = field(default=None, metadata={
-        "help": "comma-separated heads averaged by a per-head method (attn-head, norm-head); default: all"})
-    alignment_shift: str = field(default="awo", metadata={
-        "help": "awo: read target word i at the step that predicts it; awi: where it is the input"})
-    alignment_level: str = field(default="word", metadata={
-        "help": "word (subwords merged: sum over source pieces, mean over target pieces), "
-                "subword (token positions, as fairseq's own), or word-any (word pair linked if any pieces are)"})
-    alignment_decoder: str = field(default="argmax", metadata={
-        "help": f"one of: {', '.join(DECODERS)}"})
-    alignment_threshold: Optional[float] = field(default=None, metadata={
-        "help": "cutoff of the threshold decoders: threshold keeps cells whose share of their row is >= it "
-                "(default 0.1); relative-threshold keeps cells >= it times the row maximum (default 0.5)"})
-    alignment_specials: str = field(default="drop", metadata={
-        "help": "drop: EOS is removed before decoding; null: a word whose best source is EOS stays unaligned"})
-    alignment_subwords: str = field(default="auto", metadata={
-        "help": "subword scheme of the dictionaries: sentencepiece, subword-nmt, or auto (read the dictionary)"})
-    alignment_text: Optional[str] = field(default=None, metadata={
-        "help": "prefix of the segmented text given to fairseq-preprocess (PREFIX.SRC, PREFIX.TGT): word boundaries "
-                "of pieces the dictionary lacks (<unk>) come from it; without it such a sentence is an error"})
-    alignment_dump: Optional[str] = field(default=None, metadata={
-        "help": "folder: write one Pharaoh file per (method, shift, layer[, head]) in input order; under "
-                "--distributed-world-size N each rank writes DIR/shard-K-of-N/ (merge with align-merge DIR)"})
-    alignment_dump_overwrite: bool = field(default=False, metadata={
-        "help": "replace an existing --alignment-dump folder (whole, at the end); without it a used folder is an "
-                "error before any work"})
-    alignment_shard: Optional[str] = field(default=None, metadata={
-        "help": "auto: when fairseq's --distributed-world-size is not given, the shard comes from the launcher "
-                "(torchrun/accelerate RANK and WORLD_SIZE, or Slurm), and the last rank to finish merges the dump "
-                "into DIR/merged/"})
-    alignment_dump_methods: str = field(default="attn,norm,attn-res-ln,attn-head,norm-head", metadata={
-        "help": "methods written by --alignment-dump"})
+    alignment_method: str = field(
+        default="norm", metadata={"help": f"score behind the A- lines, one of: {', '.join(METHODS)}"}
+    )
+    alignment_layer: Optional[int] = field(
+        default=None, metadata={"help": "decoder layer, 0-based as in fairseq (default: the last)"}
+    )
+    alignment_heads: Optional[str] = field(
+        default=None,
+        metadata={"help": "comma-separated heads averaged by a per-head method (attn-head, norm-head); default: all"},
+    )
+    alignment_shift: str = field(
+        default="awo",
+        metadata={"help": "awo: read target word i at the step that predicts it; awi: where it is the input"},
+    )
+    alignment_level: str = field(
+        default="word",
+        metadata={
+            "help": "word (subwords merged: sum over source pieces, mean over target pieces), "
+            "subword (token positions, as fairseq's own), or word-any (word pair linked if any pieces are)"
+        },
+    )
+    alignment_decoder: str = field(default="argmax", metadata={"help": f"one of: {', '.join(DECODERS)}"})
+    alignment_threshold: Optional[float] = field(
+        default=None,
+        metadata={
+            "help": "cutoff of the threshold decoders: threshold keeps cells whose share of their row is >= it "
+            "(default 0.1); relative-threshold keeps cells >= it times the row maximum (default 0.5)"
+        },
+    )
+    alignment_specials: str = field(
+        default="drop",
+        metadata={
+            "help": "drop: EOS is removed before decoding; null: a word whose best source is EOS stays unaligned"
+        },
+    )
+    alignment_subwords: str = field(
+        default="auto",
+        metadata={
+            "help": "subword scheme of the dictionaries: sentencepiece, subword-nmt, or auto (read the dictionary)"
+        },
+    )
+    alignment_text: Optional[str] = field(
+        default=None,
+        metadata={
+            "help": "prefix of the segmented text given to fairseq-preprocess (PREFIX.SRC, PREFIX.TGT): word boundaries "
+            "of pieces the dictionary lacks (<unk>) come from it; without it such a sentence is an error"
+        },
+    )
+    alignment_dump: Optional[str] = field(
+        default=None,
+        metadata={
+            "help": "folder: write one Pharaoh file per (method, shift, layer[, head]) in input order; under "
+            "--distributed-world-size N each rank writes DIR/shard-K-of-N/ (merge with align-merge DIR)"
+        },
+    )
+    alignment_dump_overwrite: bool = field(
+        default=False,
+        metadata={
+            "help": "replace an existing --alignment-dump folder (whole, at the end); without it a used folder is an "
+            "error before any work"
+        },
+    )
+    alignment_shard: Optional[str] = field(
+        default=None,
+        metadata={
+            "help": "auto: when fairseq's --distributed-world-size is not given, the shard comes from the launcher "
+            "(torchrun/accelerate RANK and WORLD_SIZE, or Slurm), and the last rank to finish merges the dump "
+            "into DIR/merged/"
+        },
+    )
+    alignment_dump_methods: str = field(
+        default="attn,norm,attn-res-ln,attn-head,norm-head", metadata={"help": "methods written by --alignment-dump"}
+    )
     alignment_dump_shifts: str = field(default="awo,awi", metadata={"help": "shifts written by --alignment-dump"})
     trust_checkpoint: bool = field(default=False, metadata={"help": checkpoint.TRUST_CHECKPOINT_HELP})
 
@@ -103,22 +140,29 @@ def validate_config(cfg: NormAlignConfig) -> tuple[int, ...] | None:
     for sh in _csv(cfg.alignment_dump_shifts):
         _choice("alignment-dump-shifts", sh, SHIFTS)
     if cfg.alignment_threshold is not None and cfg.alignment_decoder not in DECODER_OPTIONS:
-        raise PluginUsageError(f"--alignment-threshold applies to the decoders {', '.join(DECODER_OPTIONS)}; "
-                         f"--alignment-decoder is {cfg.alignment_decoder}")
+        raise PluginUsageError(
+            f"--alignment-threshold applies to the decoders {', '.join(DECODER_OPTIONS)}; "
+            f"--alignment-decoder is {cfg.alignment_decoder}"
+        )
     heads = None
     if cfg.alignment_heads:
         try:
             heads = tuple(int(h) for h in _csv(cfg.alignment_heads))
         except ValueError:
-            raise PluginUsageError(f"--alignment-heads {cfg.alignment_heads!r}: expected comma-separated head numbers "
-                             "such as 0,2") from None
+            raise PluginUsageError(
+                f"--alignment-heads {cfg.alignment_heads!r}: expected comma-separated head numbers such as 0,2"
+            ) from None
         if not METHODS[cfg.alignment_method].per_head:
             per_head = [m for m in METHODS if METHODS[m].per_head]
-            raise PluginUsageError(f"--alignment-heads applies to per-head methods ({', '.join(per_head)}); "
-                             f"--alignment-method {cfg.alignment_method} sums over all heads")
+            raise PluginUsageError(
+                f"--alignment-heads applies to per-head methods ({', '.join(per_head)}); "
+                f"--alignment-method {cfg.alignment_method} sums over all heads"
+            )
     if cfg.alignment_shard not in (None, "auto"):
-        raise PluginUsageError(f"--alignment-shard {cfg.alignment_shard!r}: expected auto (fairseq's own "
-                               "--distributed-world-size N --distributed-rank K give a shard by hand)")
+        raise PluginUsageError(
+            f"--alignment-shard {cfg.alignment_shard!r}: expected auto (fairseq's own "
+            "--distributed-world-size N --distributed-rank K give a shard by hand)"
+        )
     if cfg.alignment_shard and not cfg.alignment_dump:
         raise PluginUsageError("--alignment-shard auto needs --alignment-dump DIR")
     if cfg.alignment_dump:
@@ -144,13 +188,21 @@ def read_segmented_text(path: str, lowercased: bool) -> list[str]:
     for n, line in enumerate(lines, 1):
         for ch, what in LINE_BREAKS.items():
             if ch in line:
-                raise InputError(path, n, f"{what} inside the line: fairseq-preprocess split the line there, so "
-                                 "the binarized sentences after it no longer match this text; expected one sentence "
-                                 "per line: remove it, then binarize again")
+                raise InputError(
+                    path,
+                    n,
+                    f"{what} inside the line: fairseq-preprocess split the line there, so "
+                    "the binarized sentences after it no longer match this text; expected one sentence "
+                    "per line: remove it, then binarize again",
+                )
         if lowercased and line != line.lower():
-            raise InputError(path, n, "uppercase letters, but the model was trained on lowercased text (its "
-                             "model_config.json says preprocessing.lowercase): lowercase the text before "
-                             "SentencePiece and fairseq-preprocess, or use align-extract, which does it")
+            raise InputError(
+                path,
+                n,
+                "uppercase letters, but the model was trained on lowercased text (its "
+                "model_config.json says preprocessing.lowercase): lowercase the text before "
+                "SentencePiece and fairseq-preprocess, or use align-extract, which does it",
+            )
     return lines
 
 
@@ -188,9 +240,12 @@ class TranslationNormAlignTask(TranslationTask):
             folder = self.cfg.alignment_dump
             dest = os.path.join(folder, f"shard-{shard}-of-{shards}") if self.sharded else folder
             try:
-                check_destination(dest, self.cfg.alignment_dump_overwrite,
-                                  "shard folder" if self.sharded else "--alignment-dump folder",
-                                  inputs=(*str(self.cfg.data).split(os.pathsep), self.cfg.alignment_text or ""))
+                check_destination(
+                    dest,
+                    self.cfg.alignment_dump_overwrite,
+                    "shard folder" if self.sharded else "--alignment-dump folder",
+                    inputs=(*str(self.cfg.data).split(os.pathsep), self.cfg.alignment_text or ""),
+                )
             except OutputExistsError as e:
                 raise PluginUsageError(str(e)) from None
             clean_stale(dest)
@@ -199,17 +254,24 @@ class TranslationNormAlignTask(TranslationTask):
         batches = list(itr.frozen_batches)
         n_batched = sum(len(b) for b in batches)
         if n_batched != len(dataset):
-            raise ValueError(f"batching kept {n_batched} of {len(dataset)} sentences (too long for the model's "
-                             "max positions?); alignments must cover every input line: raise --max-source-positions "
-                             "/ --max-target-positions or shorten the input")
+            raise ValueError(
+                f"batching kept {n_batched} of {len(dataset)} sentences (too long for the model's "
+                "max positions?); alignments must cover every input line: raise --max-source-positions "
+                "/ --max-target-positions or shorten the input"
+            )
         # ShardedIterator gives rank K the batches K, K + N, ...: the sentence ids this rank must write
         self.shard = (shard, shards)
         self.expected_ids = sorted(int(i) for b in batches[shard::shards] for i in b)
         return itr
 
     def build_generator(self, models, args, seq_gen_cls=None, extra_gen_cls_kwargs=None, prefix_allowed_tokens_fn=None):
-        inner = super().build_generator(models, args, seq_gen_cls=seq_gen_cls, extra_gen_cls_kwargs=extra_gen_cls_kwargs,
-                                        prefix_allowed_tokens_fn=prefix_allowed_tokens_fn)
+        inner = super().build_generator(
+            models,
+            args,
+            seq_gen_cls=seq_gen_cls,
+            extra_gen_cls_kwargs=extra_gen_cls_kwargs,
+            prefix_allowed_tokens_fn=prefix_allowed_tokens_fn,
+        )
         if len(models) != 1:
             raise ValueError(f"norm-aware alignment reads one model's attention; got an ensemble of {len(models)}")
         return NormAlignGenerator(inner, self, models[0], nbest=getattr(args, "nbest", 1))
@@ -225,24 +287,39 @@ class TranslationNormAlignTask(TranslationTask):
             scheme = detect_scheme(self.tgt_dict)
         level = self.cfg.alignment_level
         if scheme == "none" and level != "subword":
-            raise ValueError("the dictionaries look like neither SentencePiece ('▁') nor subword-nmt ('@@'): "
-                             "pass --alignment-subwords or --alignment-level subword")
+            raise ValueError(
+                "the dictionaries look like neither SentencePiece ('▁') nor subword-nmt ('@@'): "
+                "pass --alignment-subwords or --alignment-level subword"
+            )
         self.scheme = scheme if scheme != "none" else "sentencepiece"
         layer = self.cfg.alignment_layer if self.cfg.alignment_layer is not None else n_layers - 1
         options: tuple[tuple[str, float], ...] = ()
         if self.cfg.alignment_threshold is not None:
             options = ((DECODER_OPTIONS[self.cfg.alignment_decoder], float(self.cfg.alignment_threshold)),)
-        common = dict(level=level, decoder=self.cfg.alignment_decoder, specials_policy=self.cfg.alignment_specials,
-                      decoder_options=options)
+        common = dict(
+            level=level,
+            decoder=self.cfg.alignment_decoder,
+            specials_policy=self.cfg.alignment_specials,
+            decoder_options=options,
+        )
         try:
-            main = AlignSpec(methods=(self.cfg.alignment_method,), layers=(layer,), shifts=(self.cfg.alignment_shift,),
-                             heads=self.heads, **common).validate(n_layers, n_heads)
+            main = AlignSpec(
+                methods=(self.cfg.alignment_method,),
+                layers=(layer,),
+                shifts=(self.cfg.alignment_shift,),
+                heads=self.heads,
+                **common,
+            ).validate(n_layers, n_heads)
         except ValueError as e:
             raise ValueError(f"--alignment-layer/--alignment-heads: {e}") from None
         dump = None
         if self.cfg.alignment_dump:
-            dump = AlignSpec(methods=_csv(self.cfg.alignment_dump_methods), layers=tuple(range(n_layers)),
-                             shifts=_csv(self.cfg.alignment_dump_shifts), **common).validate(n_layers, n_heads)
+            dump = AlignSpec(
+                methods=_csv(self.cfg.alignment_dump_methods),
+                layers=tuple(range(n_layers)),
+                shifts=_csv(self.cfg.alignment_dump_shifts),
+                **common,
+            ).validate(n_layers, n_heads)
         return main, dump
 
     def text_pieces(self, side: str, sid: int) -> Optional[list[str]]:
@@ -264,14 +341,29 @@ class TranslationNormAlignTask(TranslationTask):
 
         path = checkpoint.last_loaded()
         model = {"sha256": files_digest(checkpoint.model_files(path))} if path else {}
-        data = [os.path.join(d, n) for d in str(self.cfg.data).split(os.pathsep) if os.path.isdir(d)
-                for n in sorted(os.listdir(d)) if n.startswith(f"{self.subset}.") or n.startswith("dict.")]
-        return {"version": __version__, "model": model,
-                "input": {"sha256": files_digest(data), "sentences": sentences, "subset": self.subset},
-                "settings": {"methods": list(spec.methods), "layers": list(spec.layers), "shifts": list(spec.shifts),
-                             "level": spec.level, "decoder": spec.decoder, "decoder_options": dict(spec.decoder_options),
-                             "specials": spec.specials_policy, "subwords": self.scheme,
-                             "alignment_text": bool(self.cfg.alignment_text)}}
+        data = [
+            os.path.join(d, n)
+            for d in str(self.cfg.data).split(os.pathsep)
+            if os.path.isdir(d)
+            for n in sorted(os.listdir(d))
+            if n.startswith(f"{self.subset}.") or n.startswith("dict.")
+        ]
+        return {
+            "version": __version__,
+            "model": model,
+            "input": {"sha256": files_digest(data), "sentences": sentences, "subset": self.subset},
+            "settings": {
+                "methods": list(spec.methods),
+                "layers": list(spec.layers),
+                "shifts": list(spec.shifts),
+                "level": spec.level,
+                "decoder": spec.decoder,
+                "decoder_options": dict(spec.decoder_options),
+                "specials": spec.specials_policy,
+                "subwords": self.scheme,
+                "alignment_text": bool(self.cfg.alignment_text),
+            },
+        }
 
     def lowercased_model(self) -> bool:
         """Whether the model being run records lowercased training text (its model_config.json)."""
@@ -291,8 +383,10 @@ class TranslationNormAlignTask(TranslationTask):
             if text is not None:
                 real = [p for p in pieces if p not in specials]
                 if len(text) != len(real) or any(a != b and a != unk for a, b in zip(real, text)):
-                    raise WordMapError(f"{what}: --alignment-text line {sid + 1} has pieces {' '.join(text)} but the "
-                                       f"binarized sentence has {' '.join(real)}")
+                    raise WordMapError(
+                        f"{what}: --alignment-text line {sid + 1} has pieces {' '.join(text)} but the "
+                        f"binarized sentence has {' '.join(real)}"
+                    )
                 k = iter(text)
                 pieces = [p if p in specials else next(k) for p in pieces]
                 return word_map(pieces, self.scheme, specials)
@@ -326,12 +420,14 @@ class NormAlignGenerator:
         if isinstance(self.inner, SequenceScorer):
             # --score-reference: the scorer's own teacher-forced pass is the one we need; record it.
             from align.attribution.methods import needs
+
             with Recorder(self.model, self.adapter, self_attention="self-attention" in needs(methods)) as rec:
                 hypos = self.inner.generate(models, sample, **kwargs)
             prev = sample["net_input"]["prev_output_tokens"]
             scores = score_recorded(rec, src_rows != pad, prev != pad, methods, layers)
-            pairs = [(i, 0, src_rows[i][src_rows[i] != pad].cpu(), hypos[i][0]["tokens"].cpu())
-                     for i in range(len(hypos))]
+            pairs = [
+                (i, 0, src_rows[i][src_rows[i] != pad].cpu(), hypos[i][0]["tokens"].cpu()) for i in range(len(hypos))
+            ]
         else:
             hypos = self.inner.generate(models, sample, **kwargs)
             pairs = []
@@ -339,14 +435,26 @@ class NormAlignGenerator:
                 src = src_rows[i][src_rows[i] != pad].cpu()
                 for k, hypo in enumerate(hypos[i][: self.nbest]):
                     pairs.append((i, k, src, hypo["tokens"].cpu()))
-            scores = score_pairs(self.model, self.adapter, [p[2].tolist() for p in pairs],
-                                 [p[3].tolist() for p in pairs], pad, methods, layers)
+            scores = score_pairs(
+                self.model,
+                self.adapter,
+                [p[2].tolist() for p in pairs],
+                [p[3].tolist() for p in pairs],
+                pad,
+                methods,
+                layers,
+            )
         ids = sample["id"].tolist()
         for (i, k, src, tgt), sc in zip(pairs, scores):
             sw = self.task.word_ids(src.tolist(), d, "src", ids[i], spec.level)
             # free decoding has no reference text: the hypothesis' own pieces are its words
-            tw = self.task.word_ids(tgt.tolist()[:-1], self.task.tgt_dict, "tgt" if k == 0 and
-                                    isinstance(self.inner, SequenceScorer) else "hyp", ids[i], spec.level)
+            tw = self.task.word_ids(
+                tgt.tolist()[:-1],
+                self.task.tgt_dict,
+                "tgt" if k == 0 and isinstance(self.inner, SequenceScorer) else "hyp",
+                ids[i],
+                spec.level,
+            )
             hypo = hypos[i][k]
             hypo["alignment"] = links_for(sc, sw, tw, spec, spec.methods[0], spec.layers[0], spec.shifts[0])
             if self.dump_spec is not None and k == 0:
@@ -378,9 +486,16 @@ class NormAlignGenerator:
         sig = self.task.run_signature(self.dump_spec, n_total)
         if getattr(self.task, "sharded", shards > 1):
             from align.extraction.shards import drop_stale_merged, merge_when_complete, write_shard
-            write_shard(folder, shard, shards, n_total, {name: [(k, lines[k]) for k in expected]
-                                                         for name, lines in self.dump.items()}, sig,
-                        overwrite=self.task.cfg.alignment_dump_overwrite)
+
+            write_shard(
+                folder,
+                shard,
+                shards,
+                n_total,
+                {name: [(k, lines[k]) for k in expected] for name, lines in self.dump.items()},
+                sig,
+                overwrite=self.task.cfg.alignment_dump_overwrite,
+            )
             drop_stale_merged(folder, sig)  # merged/ of an earlier run never stays beside new shards
             if self.task.cfg.alignment_shard == "auto":
                 merged, why = merge_when_complete(folder, sig)
@@ -390,6 +505,7 @@ class NormAlignGenerator:
                     logger.info("all %d shards are done: merged into %s", shards, merged)
         else:
             from align.extraction.shards import write_manifest
+
             with publishing(folder, self.task.cfg.alignment_dump_overwrite) as tmp:
                 for name, lines in self.dump.items():
                     if sorted(lines) != list(range(n_total)):

@@ -53,7 +53,9 @@ def fairseq_to_hf(model_dir: str, out_dir: str, src: str, tgt: str, trust: bool 
     src_syms = _read_dict(os.path.join(model_dir, f"dict.{src}.txt"))
     tgt_syms = _read_dict(os.path.join(model_dir, f"dict.{tgt}.txt"))
     if src_syms != tgt_syms:
-        raise ValueError("the source and target dictionaries differ; the Marian tokenizer here needs one joined vocabulary")
+        raise ValueError(
+            "the source and target dictionaries differ; the Marian tokenizer here needs one joined vocabulary"
+        )
     weights = {k: v.float() for k, v in state["model"].items() if torch.is_tensor(v)}
     vocab = weights["encoder.embed_tokens.weight"].shape[0]
     if vocab != len(src_syms):
@@ -62,17 +64,31 @@ def fairseq_to_hf(model_dir: str, out_dir: str, src: str, tgt: str, trust: bool 
     enc_layers = 1 + max(int(k.split(".")[2]) for k in weights if k.startswith("encoder.layers."))
     dec_layers = 1 + max(int(k.split(".")[2]) for k in weights if k.startswith("decoder.layers."))
     config = FSMTConfig(
-        langs=[src, tgt], src_vocab_size=vocab, tgt_vocab_size=vocab, d_model=d,
-        encoder_layers=enc_layers, decoder_layers=dec_layers,
+        langs=[src, tgt],
+        src_vocab_size=vocab,
+        tgt_vocab_size=vocab,
+        d_model=d,
+        encoder_layers=enc_layers,
+        decoder_layers=dec_layers,
         encoder_attention_heads=int(_get(mcfg, "encoder_attention_heads")),
         decoder_attention_heads=int(_get(mcfg, "decoder_attention_heads")),
         encoder_ffn_dim=weights["encoder.layers.0.fc1.weight"].shape[0],
         decoder_ffn_dim=weights["decoder.layers.0.fc1.weight"].shape[0],
         activation_function=str(_get(mcfg, "activation_fn", "relu")),
         max_position_embeddings=int(_get(mcfg, "max_source_positions", 1024)),
-        scale_embedding=not _get(mcfg, "no_scale_embedding", False), dropout=0.0, attention_dropout=0.0,
-        activation_dropout=0.0, pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2,
-        forced_eos_token_id=2, tie_word_embeddings=False, num_beams=5, max_length=200)
+        scale_embedding=not _get(mcfg, "no_scale_embedding", False),
+        dropout=0.0,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+        decoder_start_token_id=2,
+        forced_eos_token_id=2,
+        tie_word_embeddings=False,
+        num_beams=5,
+        max_length=200,
+    )
     pre = read_preprocessing(model_dir)
     if pre:  # what the training text went through (lowercasing), applied by HFAligner as by NormAligner
         config.preprocessing = pre
@@ -97,8 +113,14 @@ def fairseq_to_hf(model_dir: str, out_dir: str, src: str, tgt: str, trust: bool 
         with open(os.path.join(tmp, "vocab.json"), "w", encoding="utf-8") as f:
             json.dump({s: i for i, s in enumerate(src_syms)}, f, ensure_ascii=False)
         spm = os.path.join(model_dir, "spm.model")
-        tok = MarianTokenizer(source_spm=spm, target_spm=spm, vocab=os.path.join(tmp, "vocab.json"),
-                              source_lang=src, target_lang=tgt, model_max_length=int(config.max_position_embeddings))
+        tok = MarianTokenizer(
+            source_spm=spm,
+            target_spm=spm,
+            vocab=os.path.join(tmp, "vocab.json"),
+            source_lang=src,
+            target_lang=tgt,
+            model_max_length=int(config.max_position_embeddings),
+        )
         os.makedirs(out_dir, exist_ok=True)
         model.save_pretrained(out_dir, safe_serialization=True)
         tok.save_pretrained(out_dir)

@@ -35,7 +35,7 @@ def _wrapped(with_specials: list[int], inner: list[int]) -> int:
     """Where ``inner`` (a sentence without specials) starts in ``with_specials`` (the same sentence with
     the tokenizer's prefix and suffix: language codes, BOS, EOS); -1 if it is not there whole."""
     for k in range(len(with_specials) - len(inner) + 1):
-        if with_specials[k:k + len(inner)] == inner:
+        if with_specials[k : k + len(inner)] == inner:
             return k
     return -1
 
@@ -59,8 +59,14 @@ class HFAligner(Aligner):
         self.source: dict = {}  # where the model came from: folder and digest, or Hub id and revision
 
     @classmethod
-    def from_pretrained(cls, path: str, device: str | None = None, dtype: torch.dtype | None = None,
-                        src_lang: str | None = None, tgt_lang: str | None = None) -> HFAligner:
+    def from_pretrained(
+        cls,
+        path: str,
+        device: str | None = None,
+        dtype: torch.dtype | None = None,
+        src_lang: str | None = None,
+        tgt_lang: str | None = None,
+    ) -> HFAligner:
         """Load a model folder, or a Hub id ``ORG/NAME[@REVISION]`` from the local cache (downloaded
         when missing and not offline; a local folder of that name wins), with
         ``AutoModelForSeq2SeqLM`` and ``AutoTokenizer``: safetensors only (a pickled
@@ -94,15 +100,19 @@ class HFAligner(Aligner):
             inner = list(tok(**{key: text}, add_special_tokens=False)["input_ids"])
             start = _wrapped(ids, inner)
             if start < 0:
-                raise WordMapError(f"{what}: the tokenizer's special tokens are not a prefix and suffix of the "
-                                   f"sentence's tokens: {tok.convert_ids_to_tokens(ids)}")
+                raise WordMapError(
+                    f"{what}: the tokenizer's special tokens are not a prefix and suffix of the "
+                    f"sentence's tokens: {tok.convert_ids_to_tokens(ids)}"
+                )
             per_word = [list(tok(**{key: w}, add_special_tokens=False)["input_ids"]) for w in words]
             if inner != [t for p in per_word for t in p]:
-                raise WordMapError(f"{what}: the tokenizer splits the sentence differently from its words one by one, "
-                                   f"so word boundaries are ambiguous\n  sentence: {tok.convert_ids_to_tokens(inner)}\n"
-                                   f"  by word:  {[tok.convert_ids_to_tokens(p) for p in per_word]}")
+                raise WordMapError(
+                    f"{what}: the tokenizer splits the sentence differently from its words one by one, "
+                    f"so word boundaries are ambiguous\n  sentence: {tok.convert_ids_to_tokens(inner)}\n"
+                    f"  by word:  {[tok.convert_ids_to_tokens(p) for p in per_word]}"
+                )
             wids = np.full(len(ids), SPECIAL, dtype=np.int64)
-            wids[start:start + len(inner)] = [w for w, p in enumerate(per_word) for _ in p]
+            wids[start : start + len(inner)] = [w for w, p in enumerate(per_word) for _ in p]
         return ids, wids, tok.convert_ids_to_tokens(ids)
 
     def encode_source(self, words: list[str], what: str) -> Encoded:
@@ -119,8 +129,9 @@ class HFAligner(Aligner):
         check_words(enc, words, pieces, what)
         return enc
 
-    def translate(self, sources: Sequence, batch_size: int = 16, beam: int = 5, max_new_tokens: int | None = None,
-                  **generate) -> list[list[str]]:
+    def translate(
+        self, sources: Sequence, batch_size: int = 16, beam: int = 5, max_new_tokens: int | None = None, **generate
+    ) -> list[list[str]]:
         """``model.generate`` (beam search); outputs detokenized by the tokenizer and split on whitespace.
         A target language code (NLLB, M2M100, mBART) is forced as the first token."""
         tok = self.tokenizer
@@ -130,7 +141,7 @@ class HFAligner(Aligner):
         device = next(self.model.parameters()).device
         out: list[list[str]] = []
         for b in range(0, len(sources), batch_size):
-            text = [" ".join(self.preprocess(as_words(s))) for s in sources[b:b + batch_size]]
+            text = [" ".join(self.preprocess(as_words(s))) for s in sources[b : b + batch_size]]
             enc = tok(text, return_tensors="pt", padding=True).to(device)
             with torch.no_grad():
                 if max_new_tokens is not None:  # else the model's generation config decides the length

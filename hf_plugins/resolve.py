@@ -38,10 +38,11 @@ def check_revision(rev: str) -> str:
     ``.``, ``..`` or hidden); ModelSourceError otherwise: a revision names a folder of the cache, and
     must never lead out of its repository's."""
     parts = rev.split("/")
-    if len(rev) > 255 or not all(_REV_PART.match(p) and not p.endswith((".lock", ".")) for p in parts) \
-            or ".." in rev:
-        raise ModelSourceError(f"revision {rev[:80]!r} is not a branch, tag or commit name; expected letters, digits, "
-                               "'.', '_', '-', '+' in '/'-separated parts (no '..', no part starting with '.' or '-')")
+    if len(rev) > 255 or not all(_REV_PART.match(p) and not p.endswith((".lock", ".")) for p in parts) or ".." in rev:
+        raise ModelSourceError(
+            f"revision {rev[:80]!r} is not a branch, tag or commit name; expected letters, digits, "
+            "'.', '_', '-', '+' in '/'-separated parts (no '..', no part starting with '.' or '-')"
+        )
     return rev
 
 
@@ -50,8 +51,10 @@ def _check_snapshot(folder: str, cache: str, repo: str, requested: str) -> str:
     snapshots = os.path.realpath(os.path.join(cache, "models--" + repo.replace("/", "--"), "snapshots"))
     real = os.path.realpath(folder)
     if os.path.dirname(real) != snapshots or not _COMMIT.match(os.path.basename(real)):
-        raise ModelSourceError(f"revision {requested!r} resolves to {folder}, outside {snapshots}; expected a "
-                               "commit folder of this repository's cache")
+        raise ModelSourceError(
+            f"revision {requested!r} resolves to {folder}, outside {snapshots}; expected a "
+            "commit folder of this repository's cache"
+        )
     return folder
 
 
@@ -60,8 +63,9 @@ def hub_cache() -> str:
     env = os.environ
     if env.get("HF_HUB_CACHE"):
         return env["HF_HUB_CACHE"]
-    home = env.get("HF_HOME") or os.path.join(env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
-                                              "huggingface")
+    home = env.get("HF_HOME") or os.path.join(
+        env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "huggingface"
+    )
     return os.path.join(home, "hub")
 
 
@@ -80,8 +84,11 @@ def _cached_revisions(cache: str, repo: str) -> str:
             except OSError:
                 continue
             refs.append(f"{os.path.relpath(os.path.join(root, n), os.path.join(folder, 'refs'))} -> {commit[:12]}")
-    snaps = sorted(os.listdir(os.path.join(folder, "snapshots"))) if os.path.isdir(
-        os.path.join(folder, "snapshots")) else []
+    snaps = (
+        sorted(os.listdir(os.path.join(folder, "snapshots")))
+        if os.path.isdir(os.path.join(folder, "snapshots"))
+        else []
+    )
     if not refs and not snaps:
         return "nothing"
     return ", ".join(refs + [f"snapshot {s[:12]}" for s in snaps])
@@ -91,8 +98,11 @@ def resolve_model(spec: str) -> tuple[str, dict]:
     """``(local folder, source)`` for a model folder or a Hub id ``ORG/NAME[@REVISION]``; ``source``
     is ``{"path", "sha256"}`` for a folder, ``{"hub_id", "revision", "requested"}`` for the Hub."""
     if os.path.isdir(spec):
-        files = [os.path.join(spec, n) for n in os.listdir(spec) if os.path.isfile(os.path.join(spec, n))
-                 and not n.startswith(".") and n.lower() != "readme.md"]
+        files = [
+            os.path.join(spec, n)
+            for n in os.listdir(spec)
+            if os.path.isfile(os.path.join(spec, n)) and not n.startswith(".") and n.lower() != "readme.md"
+        ]
         return spec, {"path": spec, "sha256": files_digest(files)}
     m = HUB_ID.match(spec)
     if not m or os.path.exists(spec):
@@ -100,34 +110,40 @@ def resolve_model(spec: str) -> tuple[str, dict]:
     repo, requested = m["repo"], check_revision(m["rev"] or "main")
     if any(p in (".", "..") for p in repo.split("/")):
         raise ModelSourceError(f"{repo!r} is not a Hub id; expected ORG/NAME")
-    from huggingface_hub import snapshot_download
-    from huggingface_hub import errors as hub_errors
+    from huggingface_hub import errors as hub_errors, snapshot_download
 
     cache = hub_cache()
     folder = None
     try:
-        folder = snapshot_download(repo, revision=requested, cache_dir=cache, local_files_only=True,
-                                   allow_patterns=PATTERNS)
+        folder = snapshot_download(
+            repo, revision=requested, cache_dir=cache, local_files_only=True, allow_patterns=PATTERNS
+        )
     except (hub_errors.LocalEntryNotFoundError, FileNotFoundError, OSError, ValueError):
         if _offline():
             raise ModelSourceError(
                 f"revision {requested!r} is not in the Hub cache {cache} (it holds {_cached_revisions(cache, repo)}) "
                 f"and HF_HUB_OFFLINE is set; download it first (hf download {repo} --revision {requested}) "
-                "or unset HF_HUB_OFFLINE") from None
+                "or unset HF_HUB_OFFLINE"
+            ) from None
     if folder is None:
         try:
             folder = snapshot_download(repo, revision=requested, cache_dir=cache, allow_patterns=PATTERNS)
         except hub_errors.GatedRepoError:
-            raise ModelSourceError(f"{repo} is gated: accept its conditions on huggingface.co and log in "
-                                   "(hf auth login), then try again") from None
+            raise ModelSourceError(
+                f"{repo} is gated: accept its conditions on huggingface.co and log in (hf auth login), then try again"
+            ) from None
         except hub_errors.RepositoryNotFoundError:
-            raise ModelSourceError(f"no repository {repo} on the Hub (or it is private: log in with hf auth login)") from None
+            raise ModelSourceError(
+                f"no repository {repo} on the Hub (or it is private: log in with hf auth login)"
+            ) from None
         except hub_errors.RevisionNotFoundError:
             raise ModelSourceError(f"{repo} has no revision {requested!r}; give a branch, tag or commit hash") from None
         except Exception as e:  # no network, a proxy error, ...
-            raise ModelSourceError(f"cannot download {repo}@{requested} ({type(e).__name__}: "
-                                   f"{str(e).splitlines()[0] if str(e) else ''}); with no network, download it "
-                                   "elsewhere into the cache and set HF_HUB_OFFLINE=1") from None
+            raise ModelSourceError(
+                f"cannot download {repo}@{requested} ({type(e).__name__}: "
+                f"{str(e).splitlines()[0] if str(e) else ''}); with no network, download it "
+                "elsewhere into the cache and set HF_HUB_OFFLINE=1"
+            ) from None
     _check_snapshot(folder, cache, repo, requested)
     return folder, {"hub_id": repo, "revision": os.path.basename(os.path.normpath(folder)), "requested": requested}
 
@@ -146,18 +162,27 @@ def load_quietly(folder: str, dtype):
         try:
             config = AutoConfig.from_pretrained(folder, trust_remote_code=False)
         except Exception as e:  # an unknown model_type, remote code refused, a broken config.json
-            raise UnsupportedModelError(f"cannot read its config ({_line(e)}); this toolkit runs the families "
-                                        f"{families}, never a model's own code") from None
+            raise UnsupportedModelError(
+                f"cannot read its config ({_line(e)}); this toolkit runs the families "
+                f"{families}, never a model's own code"
+            ) from None
         if getattr(config, "model_type", None) not in HF_POST_LN + HF_PRE_LN:
-            raise UnsupportedModelError(f"model type {getattr(config, 'model_type', None)!r} is not supported; "
-                                        f"supported: {families}")
+            raise UnsupportedModelError(
+                f"model type {getattr(config, 'model_type', None)!r} is not supported; supported: {families}"
+            )
         try:
-            model = AutoModelForSeq2SeqLM.from_pretrained(folder, config=config, use_safetensors=True,
-                                                          attn_implementation="eager", dtype=dtype,
-                                                          trust_remote_code=False)
+            model = AutoModelForSeq2SeqLM.from_pretrained(
+                folder,
+                config=config,
+                use_safetensors=True,
+                attn_implementation="eager",
+                dtype=dtype,
+                trust_remote_code=False,
+            )
         except Exception as e:  # no safetensors file, a corrupted one
-            raise ModelSourceError(f"cannot load the weights ({_line(e)}); expected model.safetensors "
-                                   "(pickled weights are refused)") from None
+            raise ModelSourceError(
+                f"cannot load the weights ({_line(e)}); expected model.safetensors (pickled weights are refused)"
+            ) from None
         try:
             tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
         except Exception as e:

@@ -22,9 +22,20 @@ from unittest import mock
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-extensions", "--disable-default-apps", "--mute-audio", "--hide-scrollbars"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--mute-audio",
+    "--hide-scrollbars",
+]
 """The flags of every start; without the background-networking ones its connections are refused on a closed network."""
 
 
@@ -62,8 +73,11 @@ class Chromium:
         options.unhandled_prompt_behavior = "ignore"  # a dialog stays open: dialogs() reports it
         self.timeout = timeout
         self.width, self.height = width, height
-        refuse = mock.patch.object(SeleniumManager, "binary_paths",
-                                   side_effect=RuntimeError("Selenium Manager would look for (and download) a driver"))
+        refuse = mock.patch.object(
+            SeleniumManager,
+            "binary_paths",
+            side_effect=RuntimeError("Selenium Manager would look for (and download) a driver"),
+        )
         with refuse:
             self.driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
         self.driver.set_script_timeout(timeout)
@@ -81,8 +95,10 @@ class Chromium:
         self.drain_log()
         self.driver.switch_to.new_window("tab")
         page = Page(self, self.driver.current_window_handle, len(self._log))
-        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-            "width": width or self.width, "height": height or self.height, "deviceScaleFactor": 1, "mobile": False})
+        self.driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width or self.width, "height": height or self.height, "deviceScaleFactor": 1, "mobile": False},
+        )
         page.navigate(url)
         return page
 
@@ -102,8 +118,14 @@ class Chromium:
 class Page:
     """One tab: evaluate JS, press keys, type, take screenshots, read its console errors."""
 
-    _KEYS = {"ArrowRight": "ARROW_RIGHT", "ArrowLeft": "ARROW_LEFT", "ArrowUp": "ARROW_UP",
-             "ArrowDown": "ARROW_DOWN", "Escape": "ESCAPE", "Enter": "ENTER"}
+    _KEYS = {
+        "ArrowRight": "ARROW_RIGHT",
+        "ArrowLeft": "ARROW_LEFT",
+        "ArrowUp": "ARROW_UP",
+        "ArrowDown": "ARROW_DOWN",
+        "Escape": "ESCAPE",
+        "Enter": "ENTER",
+    }
 
     def __init__(self, browser: Chromium, handle: str, since: int) -> None:
         self.browser, self.driver, self.handle, self._since = browser, browser.driver, handle, since
@@ -171,7 +193,7 @@ class Page:
     def errors(self) -> list[str]:
         """Console errors, uncaught exceptions and failed loads of this tab so far (the browser log's SEVERE)."""
         self.browser.drain_log()
-        return [e.get("message", "") for e in self.browser._log[self._since:] if e.get("level") == "SEVERE"]
+        return [e.get("message", "") for e in self.browser._log[self._since :] if e.get("level") == "SEVERE"]
 
     def dialogs(self) -> list[str]:
         """Messages of the JS dialogs (alert, confirm) the page opened (each is dismissed)."""

@@ -14,6 +14,7 @@ def one_torch_thread():
     """One intra-op torch thread for the module: on a 2-core machine shared with other jobs, two
     threads spin against them and run small tensors 10-50x slower."""
     import torch
+
     n = torch.get_num_threads()
     torch.set_num_threads(1)
     yield

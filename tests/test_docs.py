@@ -36,8 +36,14 @@ def site(tmp_path_factory) -> Path:
         _need(f"{e.name} is not installed (pip install -e '.[dev]'): the docs build needs it")
     out = tmp_path_factory.mktemp("site")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"),
-                        "-d", str(out)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"), "-d", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     return out
 
@@ -48,12 +54,32 @@ def pages(site: Path) -> list[str]:
 
 def test_every_part_of_the_site_is_there(site):
     got = set(pages(site))
-    for page in ("./", "getting-started/", "methods/", "changelog/", "reference/cli/", "reference/api/",
-                 "reference/api/links/", "reference/api/eval/", "reference/api/attribution/",
-                 "reference/api/extraction/", "reference/api/fairseq/", "reference/api/hf/", "results/",
-                 "results/hansards_enfr/", "results/rwth_deen/", "tutorials/score/", "tutorials/fairseq/",
-                 "tutorials/huggingface/", "tutorials/corpus/", "tutorials/viewer/", "guides/align-eval/",
-                 "guides/align-extract/", "guides/align-view/", "guides/fairseq-plugin/"):
+    for page in (
+        "./",
+        "getting-started/",
+        "methods/",
+        "changelog/",
+        "reference/cli/",
+        "reference/api/",
+        "reference/api/links/",
+        "reference/api/eval/",
+        "reference/api/attribution/",
+        "reference/api/extraction/",
+        "reference/api/fairseq/",
+        "reference/api/hf/",
+        "results/",
+        "results/hansards_enfr/",
+        "results/rwth_deen/",
+        "tutorials/score/",
+        "tutorials/fairseq/",
+        "tutorials/huggingface/",
+        "tutorials/corpus/",
+        "tutorials/viewer/",
+        "guides/align-eval/",
+        "guides/align-extract/",
+        "guides/align-view/",
+        "guides/fairseq-plugin/",
+    ):
         assert page in got, page
     assert (site / "results" / "align_view.png").is_file() and (site / "search" / "search_index.json").is_file()
 
@@ -65,7 +91,9 @@ def test_cli_reference_comes_from_the_parsers(site):
     for name in ("align-eval", "align-view", "align-extract", "align-merge", "align-symmetrize"):
         assert f'id="{name}"' in html, name
     flags = [s for a in build_parser()._actions for s in a.option_strings if s.startswith("--") and s != "--help"]
-    assert flags and all(f"<code>{f}</code>" in html for f in flags), [f for f in flags if f"<code>{f}</code>" not in html]
+    assert flags and all(f"<code>{f}</code>" in html for f in flags), [
+        f for f in flags if f"<code>{f}</code>" not in html
+    ]
     for flag in ("--shard", "--save-scores", "--reverse-target-first", "--overwrite"):
         assert f"<code>{flag}</code>" in html, flag
 
@@ -103,8 +131,10 @@ def test_every_page_opens_without_console_errors(site, served):
             tab.wait_for("document.readyState === 'complete'")
             assert tab.evaluate("document.querySelector('h1') !== null"), page
             if page == "./":  # Material's search: its worker loads the index over http
-                tab.evaluate("document.querySelector('.md-search__input').value = 'AER'; "
-                             "document.querySelector('.md-search__input').dispatchEvent(new Event('input')); 1")
+                tab.evaluate(
+                    "document.querySelector('.md-search__input').value = 'AER'; "
+                    "document.querySelector('.md-search__input').dispatchEvent(new Event('input')); 1"
+                )
                 tab.wait_for("document.querySelectorAll('.md-search-result__item').length > 0")
             assert tab.errors() == [], (page, tab.errors())
             tab.close()

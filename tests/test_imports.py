@@ -72,42 +72,54 @@ def test_no_framework_outside_the_plugins():
 
 
 def _loaded(code: str) -> list[str]:
-    r = subprocess.run([sys.executable, "-c", code + "; import sys, json; print(json.dumps(sorted(sys.modules)))"],
-                       capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, "-c", code + "; import sys, json; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout.strip().splitlines()[-1]
 
 
 def test_text_layer_and_eval_load_no_torch():
-    mods = _loaded("import align, align.links.formats, align.links.decode, align.links.symmetrize, "
-                   "align.links.subwords, align.links.rows, align.links.softscores, align.links.inputs, eval, eval.cli, "
-                   "eval.view")
+    mods = _loaded(
+        "import align, align.links.formats, align.links.decode, align.links.symmetrize, "
+        "align.links.subwords, align.links.rows, align.links.softscores, align.links.inputs, eval, eval.cli, "
+        "eval.view"
+    )
     assert '"torch"' not in mods and '"fairseq"' not in mods and '"matplotlib"' not in mods
 
 
 def test_merging_shards_needs_no_torch():
-    mods = _loaded("import align.cli.merge, align.extraction.shards, align.extraction.outputs, "
-                   "align.extraction.signature, align.extraction.launch")
+    mods = _loaded(
+        "import align.cli.merge, align.extraction.shards, align.extraction.outputs, "
+        "align.extraction.signature, align.extraction.launch"
+    )
     assert '"torch"' not in mods
 
 
 def test_engine_and_cli_load_no_framework():
-    mods = _loaded("import align.extraction.engine, align.attribution.methods, align.extraction.adapters, "
-                   "align.extraction.aligner, align.cli.extract")
+    mods = _loaded(
+        "import align.extraction.engine, align.attribution.methods, align.extraction.adapters, "
+        "align.extraction.aligner, align.cli.extract"
+    )
     assert '"fairseq"' not in mods and '"transformers"' not in mods
 
 
 def test_old_module_paths_still_work_with_a_warning():
-    code = ("import warnings; warnings.simplefilter('always'); import align\n"
-            "with warnings.catch_warnings(record=True) as w:\n"
-            "    warnings.simplefilter('always')\n"
-            "    import align.formats, align.norms, align.extract_cli\n"
-            "    from align.shards import merge\n"
-            "import align.links.formats as new\n"
-            "assert align.formats is new and align.extract_cli.main is __import__('align.cli.extract', fromlist=['x']).main\n"
-            "msgs = [str(x.message) for x in w if issubclass(x.category, DeprecationWarning)]\n"
-            "assert any('align.formats moved to align.links.formats' in m for m in msgs), msgs\n"
-            "print('ok')")
+    code = (
+        "import warnings; warnings.simplefilter('always'); import align\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    import align.formats, align.norms, align.extract_cli\n"
+        "    from align.shards import merge\n"
+        "import align.links.formats as new\n"
+        "assert align.formats is new and align.extract_cli.main is __import__('align.cli.extract', fromlist=['x']).main\n"
+        "msgs = [str(x.message) for x in w if issubclass(x.category, DeprecationWarning)]\n"
+        "assert any('align.formats moved to align.links.formats' in m for m in msgs), msgs\n"
+        "print('ok')"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr
 
@@ -118,5 +130,6 @@ def test_unsupported_model_error():
 
     class NotTransformer:
         decoder = None
+
     with pytest.raises(UnsupportedModelError, match="not an encoder-decoder Transformer"):
         FairseqAdapter(1, 2).decoder_layers(NotTransformer())

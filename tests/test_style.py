@@ -33,8 +33,6 @@ def test_ruff_lint_is_clean():
     assert r.returncode == 0, r.stdout[-5000:] + r.stderr[-2000:]
 
 
-@pytest.mark.xfail(strict=False, reason="whole-tree `ruff format` pending: done once after the merge of the "
-                   "branches that change code at the same time; remove this mark then")
 def test_ruff_format_is_clean():
     r = _run(_tool("ruff") + ["format", "--check", "--no-cache", "."])
     assert r.returncode == 0, r.stdout[-5000:] + r.stderr[-2000:]

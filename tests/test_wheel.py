@@ -84,9 +84,15 @@ def test_long_description_renders(dist):
 
 
 def test_the_wheel_installs_numpy_alone(venv):
-    r = _run([venv / "python", "-c", "import align, eval, numpy, importlib.util as u; "
-              "print(align.__file__, [m for m in ('torch', 'fairseq', 'transformers') if u.find_spec(m)])"],
-             cwd=venv)
+    r = _run(
+        [
+            venv / "python",
+            "-c",
+            "import align, eval, numpy, importlib.util as u; "
+            "print(align.__file__, [m for m in ('torch', 'fairseq', 'transformers') if u.find_spec(m)])",
+        ],
+        cwd=venv,
+    )
     assert r.returncode == 0, r.stderr
     where, found = r.stdout.split(" ", 1)
     assert str(ROOT) not in where and "site-packages" in where
@@ -113,8 +119,7 @@ def _hypotheses(tmp_path: Path) -> list[Path]:
         diag.append(" ".join(f"{i}-{i}" for i in range(min(src, tgt))))
     for line in gold:
         links = [t for t in line.split() if "-" in t]
-        sure.append(" ".join("{}-{}".format(*(int(x) - 1 for x in t.split("-"))) for k, t in enumerate(links)
-                             if k % 3))
+        sure.append(" ".join("{}-{}".format(*(int(x) - 1 for x in t.split("-"))) for k, t in enumerate(links) if k % 3))
     out = []
     for name, rows in (("diag", diag), ("sure", sure)):
         (tmp_path / f"{name}.align").write_text("\n".join(rows) + "\n", encoding="utf-8")
@@ -136,13 +141,26 @@ def test_scoring_with_the_wheel_gives_the_source_trees_figures(venv, tmp_path):
 
     sym = _run([venv / "align-symmetrize", "-m", "intersect", *hyps], cwd=tmp_path)
     assert sym.returncode == 0 and len(sym.stdout.splitlines()) == 447, sym.stderr
-    view = _run([venv / "align-view", HANSARDS / "enfr.src-tgt", *hyps, "--gold", HANSARDS / "enfr.gold",
-                 "-o", tmp_path / "view.html", "--format", "json"], cwd=tmp_path)
+    view = _run(
+        [
+            venv / "align-view",
+            HANSARDS / "enfr.src-tgt",
+            *hyps,
+            "--gold",
+            HANSARDS / "enfr.gold",
+            "-o",
+            tmp_path / "view.html",
+            "--format",
+            "json",
+        ],
+        cwd=tmp_path,
+    )
     assert view.returncode == 0 and json.loads(view.stdout)["sentences"] == 447, view.stderr
 
 
-@pytest.mark.parametrize("model,extra", [(ROOT / "data" / "models" / "enfr", "fairseq"),
-                                         ("Helsinki-NLP/opus-mt-en-fr", "hf")])
+@pytest.mark.parametrize(
+    "model,extra", [(ROOT / "data" / "models" / "enfr", "fairseq"), ("Helsinki-NLP/opus-mt-en-fr", "hf")]
+)
 def test_align_extract_without_torch_names_the_extra(venv, tmp_path, model, extra):
     r = _run([venv / "align-extract", "--model", model, "--input", HANSARDS / "enfr.src-tgt"], cwd=tmp_path)
     assert r.returncode == 2, r.stdout + r.stderr
@@ -165,8 +183,12 @@ def test_named_test_sets_from_the_wheel(venv, tmp_path):
     shared = ROOT.parent / "shared" / "data" / "gold"
     if shared.is_dir():
         (tmp_path / "empty.align").write_text("\n" * 450)
-        env_run = subprocess.run([str(venv / "align-eval"), "-t", "tsinghua", tmp_path / "empty.align", "--format",
-                                  "json"], capture_output=True, text=True, cwd=tmp_path,
-                                 env={**os.environ, "NORM_ALIGN_TESTSETS": str(shared)})
+        env_run = subprocess.run(
+            [str(venv / "align-eval"), "-t", "tsinghua", tmp_path / "empty.align", "--format", "json"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "NORM_ALIGN_TESTSETS": str(shared)},
+        )
         assert env_run.returncode == 0, env_run.stderr
         assert json.loads(env_run.stdout)[0]["test_set"]["name"] == "tsinghua"

@@ -12,10 +12,34 @@ import random
 import subprocess
 import sys
 
-SRC_WORDS = [["\u2581a"], ["\u2581b"], ["\u2581c"], ["\u2581d", "x"], ["\u2581e"], ["\u2581f", "y"],
-             ["\u2581g"], ["\u2581h"], ["\u2581i", "z"], ["\u2581j"], ["\u2581k"], ["\u2581l"]]
-TGT_WORDS = [["\u2581A"], ["\u2581B", "q"], ["\u2581C"], ["\u2581D"], ["\u2581E", "r"], ["\u2581F"],
-             ["\u2581G"], ["\u2581H", "s"], ["\u2581I"], ["\u2581J"], ["\u2581K", "t"], ["\u2581L"]]
+SRC_WORDS = [
+    ["\u2581a"],
+    ["\u2581b"],
+    ["\u2581c"],
+    ["\u2581d", "x"],
+    ["\u2581e"],
+    ["\u2581f", "y"],
+    ["\u2581g"],
+    ["\u2581h"],
+    ["\u2581i", "z"],
+    ["\u2581j"],
+    ["\u2581k"],
+    ["\u2581l"],
+]
+TGT_WORDS = [
+    ["\u2581A"],
+    ["\u2581B", "q"],
+    ["\u2581C"],
+    ["\u2581D"],
+    ["\u2581E", "r"],
+    ["\u2581F"],
+    ["\u2581G"],
+    ["\u2581H", "s"],
+    ["\u2581I"],
+    ["\u2581J"],
+    ["\u2581K", "t"],
+    ["\u2581L"],
+]
 
 
 def make_pairs(n: int, seed: int) -> list[tuple[list[int], list[int]]]:
@@ -50,19 +74,88 @@ def build(root: str, n_train: int = 3000, n_test: int = 50, updates: int = 600) 
         f.writelines(gold_line(len(s)) + "\n" for s, _ in splits["test"])
     py = sys.executable
     env = {**os.environ, "OMP_NUM_THREADS": "2"}
-    subprocess.run([py, "-m", "fairseq_cli.preprocess", "--source-lang", "src", "--target-lang", "tgt",
-                    "--trainpref", f"{raw}/train", "--validpref", f"{raw}/valid", "--testpref", f"{raw}/test",
-                    "--destdir", data, "--joined-dictionary", "--workers", "1"],
-                   check=True, capture_output=True, env=env)
-    subprocess.run([py, "-m", "fairseq_cli.train", data, "--arch", "transformer", "--share-all-embeddings",
-                    "--encoder-layers", "2", "--decoder-layers", "2", "--encoder-embed-dim", "64",
-                    "--decoder-embed-dim", "64", "--encoder-ffn-embed-dim", "128", "--decoder-ffn-embed-dim", "128",
-                    "--encoder-attention-heads", "4", "--decoder-attention-heads", "4", "--dropout", "0.0",
-                    "--optimizer", "adam", "--lr", "0.003", "--lr-scheduler", "inverse_sqrt", "--warmup-updates", "100",
-                    "--max-tokens", "2000", "--max-update", str(updates), "--seed", "1", "--save-dir", ckpt,
-                    "--no-epoch-checkpoints", "--no-last-checkpoints", "--disable-validation", "--log-format", "none",
-                    "--num-workers", "0", "--save-interval-updates", str(updates)],
-                   check=True, capture_output=True, env=env)
+    subprocess.run(
+        [
+            py,
+            "-m",
+            "fairseq_cli.preprocess",
+            "--source-lang",
+            "src",
+            "--target-lang",
+            "tgt",
+            "--trainpref",
+            f"{raw}/train",
+            "--validpref",
+            f"{raw}/valid",
+            "--testpref",
+            f"{raw}/test",
+            "--destdir",
+            data,
+            "--joined-dictionary",
+            "--workers",
+            "1",
+        ],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+    subprocess.run(
+        [
+            py,
+            "-m",
+            "fairseq_cli.train",
+            data,
+            "--arch",
+            "transformer",
+            "--share-all-embeddings",
+            "--encoder-layers",
+            "2",
+            "--decoder-layers",
+            "2",
+            "--encoder-embed-dim",
+            "64",
+            "--decoder-embed-dim",
+            "64",
+            "--encoder-ffn-embed-dim",
+            "128",
+            "--decoder-ffn-embed-dim",
+            "128",
+            "--encoder-attention-heads",
+            "4",
+            "--decoder-attention-heads",
+            "4",
+            "--dropout",
+            "0.0",
+            "--optimizer",
+            "adam",
+            "--lr",
+            "0.003",
+            "--lr-scheduler",
+            "inverse_sqrt",
+            "--warmup-updates",
+            "100",
+            "--max-tokens",
+            "2000",
+            "--max-update",
+            str(updates),
+            "--seed",
+            "1",
+            "--save-dir",
+            ckpt,
+            "--no-epoch-checkpoints",
+            "--no-last-checkpoints",
+            "--disable-validation",
+            "--log-format",
+            "none",
+            "--num-workers",
+            "0",
+            "--save-interval-updates",
+            str(updates),
+        ],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
     path = os.path.join(ckpt, "checkpoint_best.pt")
     if not os.path.exists(path):
         path = os.path.join(ckpt, "checkpoint_last.pt")

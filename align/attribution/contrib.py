@@ -33,8 +33,9 @@ from .norms import CrossAttentionLayer, decompose_block, value_vectors
 _CHUNK = 1 << 22
 
 
-def _block_vectors(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor,
-                   layer: CrossAttentionLayer) -> tuple[Tensor, Tensor, Tensor]:
+def _block_vectors(
+    alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor, layer: CrossAttentionLayer
+) -> tuple[Tensor, Tensor, Tensor]:
     """One sentence's block parts: source vectors (1, T, S, D), residual (1, T, D), real output (1, T, D)."""
     f = value_vectors(x, layer)
     src, res, bias = decompose_block(alpha, f, residual, attn_out, layer)
@@ -49,8 +50,14 @@ def alti_contributions(vectors: Tensor, output: Tensor) -> Tensor:
     return torch.where(total > 0, c / total.clamp_min(1e-30), torch.zeros_like(c))
 
 
-def alti_block(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor, layer: CrossAttentionLayer,
-               self_attention: bool = False) -> Tensor:
+def alti_block(
+    alpha: Tensor,
+    x: Tensor,
+    residual: Tensor,
+    attn_out: Tensor,
+    layer: CrossAttentionLayer,
+    self_attention: bool = False,
+) -> Tensor:
     """ALTI contributions of one attention block, rows summing to 1.
 
     alpha (B, H, T, S) (0 on padded keys), x (B, S, D) the key/value input, residual (B, T, D),
@@ -59,7 +66,7 @@ def alti_block(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor, lay
     """
     rows = []
     for b in range(alpha.shape[0]):  # one sentence at a time: (T, S, D) vectors
-        src, res, out = _block_vectors(alpha[b:b + 1], x[b:b + 1], residual[b:b + 1], attn_out[b:b + 1], layer)
+        src, res, out = _block_vectors(alpha[b : b + 1], x[b : b + 1], residual[b : b + 1], attn_out[b : b + 1], layer)
         if self_attention:
             idx = torch.arange(src.shape[1], device=src.device)
             src = src.clone()
@@ -90,7 +97,7 @@ def rollout_decoder_step(prev: Tensor | None, cross: Tensor, self_dec: Tensor, e
     (Ferrando et al. 2022, ``get_contribution_rollout``).
     """
     S = encoder.shape[-1]
-    c_tgt = self_dec * cross[..., S:S + 1]
+    c_tgt = self_dec * cross[..., S : S + 1]
     ed = cross[..., :S] @ encoder
     if prev is None:
         return torch.cat([ed, c_tgt], dim=-1)
@@ -118,10 +125,10 @@ def value_zeroing(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor, 
     real = _finish_layer(h, layer)
     step = max(1, _CHUNK // max(1, T * D))
     for b in range(B):
-        f = value_vectors(x[b:b + 1], layer)[0]  # (H, S, D)
+        f = value_vectors(x[b : b + 1], layer)[0]  # (H, S, D)
         for j0 in range(0, S, step):
-            z = torch.einsum("hts,hsd->tsd", alpha[b, :, :, j0:j0 + step], f[:, j0:j0 + step])
+            z = torch.einsum("hts,hsd->tsd", alpha[b, :, :, j0 : j0 + step], f[:, j0 : j0 + step])
             new = _finish_layer(h[b].unsqueeze(1) - z, layer)  # (T, s, D)
             cos = torch.nn.functional.cosine_similarity(new, real[b].unsqueeze(1), dim=-1, eps=1e-12)
-            out[b, :, j0:j0 + step] = 1.0 - cos
+            out[b, :, j0 : j0 + step] = 1.0 - cos
     return out * (alpha.sum(1) > 0).to(out.dtype)  # padded sources: nothing was zeroed

@@ -60,9 +60,15 @@ class ModelContext:
 class LayerContext:
     """One decoder layer's recorded inputs and weights, with every shared intermediate computed once."""
 
-    def __init__(self, inputs: LayerInputs, layer: CrossAttentionLayer, index: int = 0,
-                 src_mask: Tensor | None = None, tgt_mask: Tensor | None = None,
-                 model: ModelContext | None = None) -> None:
+    def __init__(
+        self,
+        inputs: LayerInputs,
+        layer: CrossAttentionLayer,
+        index: int = 0,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        model: ModelContext | None = None,
+    ) -> None:
         alpha = inputs.alpha
         if src_mask is not None:
             alpha = alpha * src_mask[:, None, None, :].to(alpha.dtype)
@@ -87,8 +93,9 @@ class LayerContext:
         key = f"gram{folded}"
         if key not in self._cache and not self.layer.normalize_before and {"gram", "gram-folded"} <= self.wanted:
             # post-LN norm + attn-res-ln: both Gram matrices from one pass over the values
-            self._cache["gramFalse"], self._cache["gramTrue"] = value_grams(self.inputs.x, self.layer, (False, True),
-                                                                            v=self.values())
+            self._cache["gramFalse"], self._cache["gramTrue"] = value_grams(
+                self.inputs.x, self.layer, (False, True), v=self.values()
+            )
         return self._get(key, lambda: value_grams(self.inputs.x, self.layer, (folded,), v=self.values())[0])
 
     def alti(self) -> Tensor:
@@ -172,19 +179,28 @@ def _alti_rollout(ctx: LayerContext) -> dict[str, Tensor]:
         raise ValueError("alti-rollout needs the self-attention records of the encoder and decoder")
     state = m.state.setdefault("alti-rollout", {})
     if ctx.index != state.get("next", 0):
-        raise ValueError(f"alti-rollout must see decoder layers in order from 0; got layer {ctx.index} "
-                         f"after {state.get('next', 0) - 1}")
+        raise ValueError(
+            f"alti-rollout must see decoder layers in order from 0; got layer {ctx.index} "
+            f"after {state.get('next', 0) - 1}"
+        )
     if "encoder" not in state:
         contribs = []
         for k in range(m.n_encoder_layers):
             inp, blk = m.self_attention("encoder", k)
-            c = alti_block(inp.alpha * _key_mask(m.src_mask, inp.alpha), inp.x, inp.residual, inp.attn_out, blk,
-                           self_attention=True)
+            c = alti_block(
+                inp.alpha * _key_mask(m.src_mask, inp.alpha),
+                inp.x,
+                inp.residual,
+                inp.attn_out,
+                blk,
+                self_attention=True,
+            )
             contribs.append(_rows(c, m.src_mask))
         state["encoder"] = rollout_encoder(contribs)
     inp, blk = m.self_attention("decoder", ctx.index)
-    c_self = alti_block(inp.alpha * _key_mask(m.tgt_mask, inp.alpha), inp.x, inp.residual, inp.attn_out, blk,
-                        self_attention=True)
+    c_self = alti_block(
+        inp.alpha * _key_mask(m.tgt_mask, inp.alpha), inp.x, inp.residual, inp.attn_out, blk, self_attention=True
+    )
     cross = _rows(ctx.alti(), m.tgt_mask)
     state["prev"] = rollout_decoder_step(state.get("prev"), cross, _rows(c_self, m.tgt_mask), state["encoder"])
     state["next"] = ctx.index + 1
@@ -205,34 +221,95 @@ def _value_zeroing(ctx: LayerContext) -> dict[str, Tensor]:
     return {"value-zeroing": value_zeroing(ctx.alpha, i.x, i.residual, i.attn_out, ctx.layer)}
 
 
-_K20, _K21, _K23 = ("Kobayashi et al. 2020, Attention is Not Only a Weight", "Kobayashi et al. 2021, "
-                    "Incorporating Residual and Normalization Layers", "Kobayashi et al. 2023, Analyzing Feed-Forward Blocks")
-register(Method("attn", "attention weights, mean over heads", frozenset({"alpha"}),
-                lambda c: {"attn": score_attn(c.alpha)}))
-register(Method("attn-head", "attention weights per head", frozenset({"alpha"}),
-                lambda c: {"attn-head": c.alpha}, per_head=True))
-register(Method("norm", "||sum_h alpha f^h(x)||", frozenset({"alpha", "gram"}),
-                lambda c: {"norm": score_norm(c.alpha, c.gram())}, cite=_K20))
-register(Method("norm-head", "||alpha f^h(x)|| per head", frozenset({"alpha", "gram"}),
-                lambda c: {"norm-head": score_norm_head(c.alpha, c.gram())}, per_head=True, cite=_K20))
-register(Method("attn-res-ln", "attention + residual + LayerNorm block, source vectors' norms",
-                frozenset({"alpha", "gram-folded"}), _block, cite=_K21))
-register(Method("attn-res-ln-ff", "the whole decoder layer: attention block, then FF block by integrated "
-                "gradients, residual and LayerNorm", frozenset({"alpha", "block", "ff"}), _block_ff, cite=_K23))
-register(Method("alti", "ALTI+ cross-attention contributions: max(0, ||y||_1 - ||y - T(x_j)||_1), normalised",
-                frozenset({"alpha", "block"}), _alti,
-                cite="Ferrando, Gállego, Alastruey, Escolano, Costa-jussà, EMNLP 2022"))
-register(Method("alti-rollout", "full ALTI+: cross-attention contributions rolled out through the encoder's and "
-                "the decoder's self-attention", frozenset({"alpha", "block", "self-attention", "previous-layers"}),
-                _alti_rollout, cite="Ferrando, Gállego, Alastruey, Escolano, Costa-jussà, EMNLP 2022"))
-register(Method("value-zeroing", "1 - cos(layer output with source j's values zeroed, real output)",
-                frozenset({"alpha", "block", "ff"}), _value_zeroing,
-                cite="Mohebbi, Zuidema, Chrupała, Alishahi, EACL 2023"))
+_K20, _K21, _K23 = (
+    "Kobayashi et al. 2020, Attention is Not Only a Weight",
+    "Kobayashi et al. 2021, Incorporating Residual and Normalization Layers",
+    "Kobayashi et al. 2023, Analyzing Feed-Forward Blocks",
+)
+register(
+    Method("attn", "attention weights, mean over heads", frozenset({"alpha"}), lambda c: {"attn": score_attn(c.alpha)})
+)
+register(
+    Method(
+        "attn-head", "attention weights per head", frozenset({"alpha"}), lambda c: {"attn-head": c.alpha}, per_head=True
+    )
+)
+register(
+    Method(
+        "norm",
+        "||sum_h alpha f^h(x)||",
+        frozenset({"alpha", "gram"}),
+        lambda c: {"norm": score_norm(c.alpha, c.gram())},
+        cite=_K20,
+    )
+)
+register(
+    Method(
+        "norm-head",
+        "||alpha f^h(x)|| per head",
+        frozenset({"alpha", "gram"}),
+        lambda c: {"norm-head": score_norm_head(c.alpha, c.gram())},
+        per_head=True,
+        cite=_K20,
+    )
+)
+register(
+    Method(
+        "attn-res-ln",
+        "attention + residual + LayerNorm block, source vectors' norms",
+        frozenset({"alpha", "gram-folded"}),
+        _block,
+        cite=_K21,
+    )
+)
+register(
+    Method(
+        "attn-res-ln-ff",
+        "the whole decoder layer: attention block, then FF block by integrated gradients, residual and LayerNorm",
+        frozenset({"alpha", "block", "ff"}),
+        _block_ff,
+        cite=_K23,
+    )
+)
+register(
+    Method(
+        "alti",
+        "ALTI+ cross-attention contributions: max(0, ||y||_1 - ||y - T(x_j)||_1), normalised",
+        frozenset({"alpha", "block"}),
+        _alti,
+        cite="Ferrando, Gállego, Alastruey, Escolano, Costa-jussà, EMNLP 2022",
+    )
+)
+register(
+    Method(
+        "alti-rollout",
+        "full ALTI+: cross-attention contributions rolled out through the encoder's and the decoder's self-attention",
+        frozenset({"alpha", "block", "self-attention", "previous-layers"}),
+        _alti_rollout,
+        cite="Ferrando, Gállego, Alastruey, Escolano, Costa-jussà, EMNLP 2022",
+    )
+)
+register(
+    Method(
+        "value-zeroing",
+        "1 - cos(layer output with source j's values zeroed, real output)",
+        frozenset({"alpha", "block", "ff"}),
+        _value_zeroing,
+        cite="Mohebbi, Zuidema, Chrupała, Alishahi, EACL 2023",
+    )
+)
 
 
-def layer_scores(inputs: LayerInputs, layer: CrossAttentionLayer, methods: Collection[str], src_mask: Tensor | None = None,
-                 tgt_mask: Tensor | None = None, index: int = 0, model: ModelContext | None = None,
-                 ctx: LayerContext | None = None) -> dict[str, Tensor]:
+def layer_scores(
+    inputs: LayerInputs,
+    layer: CrossAttentionLayer,
+    methods: Collection[str],
+    src_mask: Tensor | None = None,
+    tgt_mask: Tensor | None = None,
+    index: int = 0,
+    model: ModelContext | None = None,
+    ctx: LayerContext | None = None,
+) -> dict[str, Tensor]:
     """Every requested method for one layer: name -> (B, T, S), or (B, H, T, S) per head.
 
     ``src_mask`` (B, S) and ``tgt_mask`` (B, T) are True on real tokens; padded target rows score 0.
@@ -253,6 +330,7 @@ def layer_scores(inputs: LayerInputs, layer: CrossAttentionLayer, methods: Colle
 
 def describe() -> str:
     """One line per method: name, per-head flag, needs, source."""
-    return "\n".join(f"{m.name:<15} {'per head ' if m.per_head else ''}{m.description}"
-                     + (f" ({m.cite})" if m.cite else "") for m in METHODS.values())
-
+    return "\n".join(
+        f"{m.name:<15} {'per head ' if m.per_head else ''}{m.description}" + (f" ({m.cite})" if m.cite else "")
+        for m in METHODS.values()
+    )

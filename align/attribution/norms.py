@@ -70,23 +70,37 @@ class CrossAttentionLayer:
         return hit[1]
 
     @classmethod
-    def from_modules(cls, attn: Any, ln: Any, normalize_before: bool,
-                     ff: FeedForwardBlock | None = None) -> CrossAttentionLayer:
+    def from_modules(
+        cls, attn: Any, ln: Any, normalize_before: bool, ff: FeedForwardBlock | None = None
+    ) -> CrossAttentionLayer:
         """Read an attention module with ``v_proj``/``out_proj`` Linear layers and ``num_heads`` (fairseq,
         Hugging Face) and its LayerNorm; weights are kept in float32 (scores are computed in float32
         whatever the model's dtype), on the module's device."""
         heads = getattr(attn, "num_heads", None) or getattr(getattr(attn, "config", None), "num_attention_heads", None)
         if heads is None:
             raise ValueError(f"{type(attn).__name__} has no num_heads: cannot split its value vectors by head")
-        return cls(_f32(attn.v_proj.weight), _f32(attn.v_proj.bias), _f32(attn.out_proj.weight),
-                   _f32(attn.out_proj.bias), int(heads), _f32(getattr(ln, "weight", None)),
-                   _f32(getattr(ln, "bias", None)), float(getattr(ln, "eps", 1e-5)), bool(normalize_before), ff)
+        return cls(
+            _f32(attn.v_proj.weight),
+            _f32(attn.v_proj.bias),
+            _f32(attn.out_proj.weight),
+            _f32(attn.out_proj.bias),
+            int(heads),
+            _f32(getattr(ln, "weight", None)),
+            _f32(getattr(ln, "bias", None)),
+            float(getattr(ln, "eps", 1e-5)),
+            bool(normalize_before),
+            ff,
+        )
 
     @classmethod
     def from_fairseq(cls, layer: Any) -> CrossAttentionLayer:
         """Read a fairseq ``TransformerDecoderLayer`` (duck-typed: no fairseq import here)."""
-        return cls.from_modules(layer.encoder_attn, layer.encoder_attn_layer_norm, layer.normalize_before,
-                                FeedForwardBlock.from_fairseq(layer))
+        return cls.from_modules(
+            layer.encoder_attn,
+            layer.encoder_attn_layer_norm,
+            layer.normalize_before,
+            FeedForwardBlock.from_fairseq(layer),
+        )
 
 
 AttentionBlock = CrossAttentionLayer
@@ -141,8 +155,9 @@ def value_gram(x: Tensor, layer: CrossAttentionLayer, folded: bool = False, v: T
 GRAM_CHUNK = 128
 
 
-def value_grams(x: Tensor, layer: CrossAttentionLayer, folds: tuple[bool, ...] = (False, True),
-                v: Tensor | None = None) -> tuple[Tensor, ...]:
+def value_grams(
+    x: Tensor, layer: CrossAttentionLayer, folds: tuple[bool, ...] = (False, True), v: Tensor | None = None
+) -> tuple[Tensor, ...]:
     """``value_gram`` for each entry of ``folds`` from one pass over the value vectors (post-LN
     ``norm`` and ``attn-res-ln`` need both): x (B, S, D) -> a (B, S, H, H) per entry."""
     B, S, D = x.shape
@@ -222,8 +237,9 @@ class BlockScores:
     mixing: Tensor
 
 
-def score_attn_res_ln(alpha: Tensor, gram: Tensor, residual: Tensor, attn_out: Tensor,
-                      layer: CrossAttentionLayer) -> BlockScores:
+def score_attn_res_ln(
+    alpha: Tensor, gram: Tensor, residual: Tensor, attn_out: Tensor, layer: CrossAttentionLayer
+) -> BlockScores:
     """Attention block (attention + residual + LayerNorm) decomposed per token (Kobayashi et al. 2021).
 
     alpha (B, H, T, S), residual y (B, T, D), attn_out (B, T, D) the attention output with
@@ -260,8 +276,9 @@ def score_attn_res_ln(alpha: Tensor, gram: Tensor, residual: Tensor, attn_out: T
     return BlockScores(src, res, mixing)
 
 
-def decompose_block(alpha: Tensor, f: Tensor, residual: Tensor, attn_out: Tensor,
-                    layer: CrossAttentionLayer) -> tuple[Tensor, Tensor, Tensor]:
+def decompose_block(
+    alpha: Tensor, f: Tensor, residual: Tensor, attn_out: Tensor, layer: CrossAttentionLayer
+) -> tuple[Tensor, Tensor, Tensor]:
     """The literal decomposition, for checks: per-source vectors (B, T, S, D), residual vector
     (B, T, D) and the bias vector (B, T, D) whose sum is the block output (post-LN: after the LN).
 
@@ -284,7 +301,7 @@ def _relu_gate(z: Tensor) -> Tensor:
 
 
 def _gelu_gate(z: Tensor) -> Tensor:
-    return 0.5 * (1.0 + torch.erf(z * 0.5 ** 0.5))  # GELU(z) = z Phi(z)
+    return 0.5 * (1.0 + torch.erf(z * 0.5**0.5))  # GELU(z) = z Phi(z)
 
 
 def _gelu_tanh(z: Tensor) -> Tensor:
@@ -292,7 +309,7 @@ def _gelu_tanh(z: Tensor) -> Tensor:
 
 
 def _gelu_tanh_gate(z: Tensor) -> Tensor:
-    return 0.5 * (1.0 + torch.tanh((2 / torch.pi) ** 0.5 * (z + 0.044715 * z ** 3)))
+    return 0.5 * (1.0 + torch.tanh((2 / torch.pi) ** 0.5 * (z + 0.044715 * z**3)))
 
 
 ACTIVATIONS: dict[str, tuple[Callable[[Tensor], Tensor], Callable[[Tensor], Tensor]]] = {
@@ -323,8 +340,13 @@ def activation_name(fn: Any) -> str:
         name = "gelu" if fn.approximate == "none" else "gelu_new"
     else:
         name = getattr(fn, "__name__", type(fn).__name__)
-        name = {"GELUActivation": "gelu", "NewGELUActivation": "gelu_new", "SiLUActivation": "silu",
-                "PytorchGELUTanh": "gelu_new", "GELUTanh": "gelu_new"}.get(name, name)
+        name = {
+            "GELUActivation": "gelu",
+            "NewGELUActivation": "gelu_new",
+            "SiLUActivation": "silu",
+            "PytorchGELUTanh": "gelu_new",
+            "GELUTanh": "gelu_new",
+        }.get(name, name)
     if name not in ACTIVATIONS:
         raise ValueError(f"unsupported FF activation {name!r}; valid: {', '.join(ACTIVATIONS)}")
     return name
@@ -354,16 +376,26 @@ class FeedForwardBlock:
     @classmethod
     def from_modules(cls, fc1: Any, fc2: Any, activation: Any, ln: Any, normalize_before: bool) -> FeedForwardBlock:
         """Read fc1/fc2 Linear layers, an activation (name, function or module) and the block's LayerNorm."""
-        return cls(_f32(fc1.weight), _f32(fc1.bias), _f32(fc2.weight), _f32(fc2.bias), activation_name(activation),
-                   _f32(getattr(ln, "weight", None)), _f32(getattr(ln, "bias", None)), float(getattr(ln, "eps", 1e-5)),
-                   bool(normalize_before))
+        return cls(
+            _f32(fc1.weight),
+            _f32(fc1.bias),
+            _f32(fc2.weight),
+            _f32(fc2.bias),
+            activation_name(activation),
+            _f32(getattr(ln, "weight", None)),
+            _f32(getattr(ln, "bias", None)),
+            float(getattr(ln, "eps", 1e-5)),
+            bool(normalize_before),
+        )
 
     @classmethod
     def from_fairseq(cls, layer: Any) -> FeedForwardBlock | None:
         """Read fc1, fc2, the activation and final_layer_norm of a fairseq decoder layer (None if absent)."""
         if not all(hasattr(layer, a) for a in ("fc1", "fc2", "final_layer_norm", "activation_fn")):
             return None
-        return cls.from_modules(layer.fc1, layer.fc2, layer.activation_fn, layer.final_layer_norm, layer.normalize_before)
+        return cls.from_modules(
+            layer.fc1, layer.fc2, layer.activation_fn, layer.final_layer_norm, layer.normalize_before
+        )
 
     def forward(self, y: Tensor) -> Tensor:
         """``W2 act(W1 y + b1) + b2``: (..., D) -> (..., D)."""
@@ -400,10 +432,14 @@ def ff_shares(parts: Tensor, ff: FeedForwardBlock) -> tuple[Tensor, Tensor]:
     shares (..., K, D), ``W2 (G * W1 v_k)`` each, and the bias share (..., D), ``W2 (G * b1) + b2``,
     with ``G = ff_gates(u)``; shares and bias add up to ``FF(u)`` exactly (Kobayashi et al. 2023)."""
     g = ff_gates(parts.sum(-2), ff)  # (..., F)
-    shares = torch.nn.functional.linear(torch.nn.functional.linear(parts, ff.fc1_weight) * g.unsqueeze(-2),
-                                        ff.fc2_weight)
-    bias = torch.nn.functional.linear(g * ff.fc1_bias, ff.fc2_weight) if ff.fc1_bias is not None \
+    shares = torch.nn.functional.linear(
+        torch.nn.functional.linear(parts, ff.fc1_weight) * g.unsqueeze(-2), ff.fc2_weight
+    )
+    bias = (
+        torch.nn.functional.linear(g * ff.fc1_bias, ff.fc2_weight)
+        if ff.fc1_bias is not None
         else g.new_zeros(*g.shape[:-1], ff.fc2_weight.shape[0])
+    )
     return shares, (bias + ff.fc2_bias if ff.fc2_bias is not None else bias)
 
 
@@ -417,8 +453,9 @@ class LayerDecomposition:
     bias: Tensor
 
 
-def decompose_layer(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor,
-                    layer: CrossAttentionLayer) -> LayerDecomposition:
+def decompose_layer(
+    alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor, layer: CrossAttentionLayer
+) -> LayerDecomposition:
     """Carry the attention block's per-token vectors through the FF block (Kobayashi et al. 2023).
 
     After the attention block, ``y_i = sum_j p_ij + r_i + c_i`` (source, residual and bias parts,
@@ -452,17 +489,19 @@ def decompose_layer(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor
     S = src.shape[2]
     parts = torch.cat([u_src, u_res.unsqueeze(2), u_bias.unsqueeze(2)], dim=2)  # (B, T, S + 2, D)
     # one sentence at a time keeps the (T, S, F) intermediate bounded
-    shares, ff_bias = (torch.cat(x) for x in zip(*(ff_shares(parts[b:b + 1], ff) for b in range(parts.shape[0]))))
+    shares, ff_bias = (torch.cat(x) for x in zip(*(ff_shares(parts[b : b + 1], ff) for b in range(parts.shape[0]))))
     src_out, res_out, bias_out = shares[:, :, :S], shares[:, :, S], shares[:, :, S + 1] + ff_bias
     if ff.normalize_before:
         return LayerDecomposition(src + src_out, res + res_out, bias + bias_out)
     s3 = ln_scale(y + ff.forward(y), ff.ln_eps)[..., None]  # LN3 scale of the real FF-block sum
-    return LayerDecomposition(lin(src + src_out) / s3.unsqueeze(-1), lin(res + res_out) / s3,
-                              lin(bias + bias_out) / s3 + beta)
+    return LayerDecomposition(
+        lin(src + src_out) / s3.unsqueeze(-1), lin(res + res_out) / s3, lin(bias + bias_out) / s3 + beta
+    )
 
 
-def score_attn_res_ln_ff(alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor,
-                         layer: CrossAttentionLayer) -> BlockScores:
+def score_attn_res_ln_ff(
+    alpha: Tensor, x: Tensor, residual: Tensor, attn_out: Tensor, layer: CrossAttentionLayer
+) -> BlockScores:
     """Whole-layer attribution (attention, residual, LN, FF by integrated gradients over its
     activation, residual, LN): source (B, T, S), residual (B, T) and mixing (B, T) as in
     ``score_attn_res_ln`` (Kobayashi et al. 2023)."""

@@ -22,6 +22,7 @@ import numpy as np
 from .. import __version__
 from ..links import testsets
 from ..links.calibration import CORRUPTIONS, corrupt, fit_calibration, write_calibration
+from ..links.console import console_main
 from ..links.formats import FORMATS, AlignmentFormatError, check_links_in_range, read_alignments, read_text_pairs
 from .extract import LOADERS, _framework_flags, _one_line, _quiet, framework_of, load_aligner
 from .extras import install_hint, missing_module
@@ -30,13 +31,19 @@ FOLDS = ("all", "odd", "even")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="align-calibrate", description=__doc__.split("\n\n")[0].splitlines()[0],
-                                 epilog="Exit status: 0 ok, 1 bad input or model, 2 usage.")
+    ap = argparse.ArgumentParser(
+        prog="align-calibrate",
+        description=__doc__.split("\n\n")[0].splitlines()[0],
+        epilog="Exit status: 0 ok, 1 bad input or model, 2 usage.",
+    )
     ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     ap.add_argument("--model", required=True, help="as align-extract's --model")
-    ap.add_argument("--reverse-model", help="a model of the other direction (target to source): the calibration "
-                    "reads both models' scores of each cell (bidirectional; align-extract then needs the same "
-                    "--reverse-model)")
+    ap.add_argument(
+        "--reverse-model",
+        help="a model of the other direction (target to source): the calibration "
+        "reads both models' scores of each cell (bidirectional; align-extract then needs the same "
+        "--reverse-model)",
+    )
     ap.add_argument("-t", "--test-set", metavar="NAME", help="a named gold test set (align-eval --list)")
     ap.add_argument("-l", "--langs", metavar="SRC-TGT", help="with -t: the model's direction (default the set's)")
     ap.add_argument("--testsets-dir", metavar="DIR", help="with -t: folder of the sets that are not shipped")
@@ -47,8 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--method", default="norm", help="the attribution method (default norm)")
     ap.add_argument("--layer", type=int, required=True, help="decoder layer, 0-based")
     ap.add_argument("--shift", default="awi", help="awi or awo (default awi)")
-    ap.add_argument("--fit-on", choices=FOLDS, default="all", help="which gold sentences to fit on: all, or the odd "
-                    "(1st, 3rd, ...) or even lines, the others held out and measured (default all)")
+    ap.add_argument(
+        "--fit-on",
+        choices=FOLDS,
+        default="all",
+        help="which gold sentences to fit on: all, or the odd "
+        "(1st, 3rd, ...) or even lines, the others held out and measured (default all)",
+    )
     ap.add_argument("-o", "--out", required=True, help="the calibration file to write (JSON)")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--device", default="cpu")
@@ -96,6 +108,7 @@ def read_gold_pairs(args) -> tuple[list, object, str]:
     return pairs, gold, f"{args.gold} / {args.input}"
 
 
+@console_main("align-calibrate")
 def main(argv: Sequence[str] | None = None) -> int:
     """align-calibrate: see the module docstring (a missing extra: one line naming it, exit 2)."""
     try:
@@ -114,8 +127,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     t0 = time.time()
-    if bool(args.test_set) == bool(args.input or args.gold) or (args.input is None) != (args.gold is None) \
-            and not args.test_set:
+    if (
+        bool(args.test_set) == bool(args.input or args.gold)
+        or (args.input is None) != (args.gold is None)
+        and not args.test_set
+    ):
         ap.error("give -t NAME, or --input PAIRS with --gold GOLD")
     _quiet()
     try:
@@ -136,8 +152,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
     reverse = None
     if args.reverse_model:
         try:
-            reverse = load_aligner(args.reverse_model, framework_of(args.reverse_model), device=args.device,
-                                   dtype=torch.float32)
+            reverse = load_aligner(
+                args.reverse_model, framework_of(args.reverse_model), device=args.device, dtype=torch.float32
+            )
         except Exception as e:
             print(f"align-calibrate: {args.reverse_model}: {_one_line(e)}", file=sys.stderr)
             return 1
@@ -166,8 +183,14 @@ def _main(argv: Sequence[str] | None = None) -> int:
         setting = calibration_setting(spec, args.method, args.layer, args.shift)
         if reverse is not None:
             setting["reverse_model"] = {k: v for k, v in reverse.identity().items() if k != "path"}
-        cal = fit_calibration([mats[k] for k in fit], [cells[k] for k in fit], negatives, identity, setting,
-                              {"gold": source, "fold": args.fit_on, "seed": args.seed})
+        cal = fit_calibration(
+            [mats[k] for k in fit],
+            [cells[k] for k in fit],
+            negatives,
+            identity,
+            setting,
+            {"gold": source, "fold": args.fit_on, "seed": args.seed},
+        )
     except (ValueError, OSError) as e:  # CalibrationError (too few links), a word-map or length error: one line
         print(f"align-calibrate: {_one_line(e)}", file=sys.stderr)
         return 1
@@ -185,22 +208,35 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:
         print(f"align-calibrate: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
         return 1
-    summary = {"out": args.out, "setting": name, "fitted_on": cal.fitted_on, "measured": cal.measured,
-               "seconds": round(time.time() - t0, 1)}
+    summary = {
+        "out": args.out,
+        "setting": name,
+        "fitted_on": cal.fitted_on,
+        "measured": cal.measured,
+        "seconds": round(time.time() - t0, 1),
+    }
     if args.format == "json":
         print(json.dumps(summary))
     else:
-        held_text = (f"; held out {len(held)}: ECE {cal.measured['ece_held_out']:.4f}" if held else "")
-        print(f"calibrated {name} of {args.model} on {len(fit)} sentences ({cal.fitted_on['gold_links']} gold links "
-              f"in {cal.fitted_on['cells']} cells): ECE {cal.measured['ece_fitted']:.4f}{held_text} -> {args.out}")
+        held_text = f"; held out {len(held)}: ECE {cal.measured['ece_held_out']:.4f}" if held else ""
+        print(
+            f"calibrated {name} of {args.model} on {len(fit)} sentences ({cal.fitted_on['gold_links']} gold links "
+            f"in {cal.fitted_on['cells']} cells): ECE {cal.measured['ece_fitted']:.4f}{held_text} -> {args.out}"
+        )
     return 0
 
 
 def calibration_setting(spec, method: str, layer: int, shift: str) -> dict:
     """The setting a calibration holds for (what align-extract --calibration checks)."""
-    return {"method": method, "layer": layer, "shift": shift, "level": spec.level,
-            "heads": list(spec.heads) if spec.heads else "all", "src_reduce": spec.src_reduce,
-            "tgt_reduce": spec.tgt_reduce}
+    return {
+        "method": method,
+        "layer": layer,
+        "shift": shift,
+        "level": spec.level,
+        "heads": list(spec.heads) if spec.heads else "all",
+        "src_reduce": spec.src_reduce,
+        "tgt_reduce": spec.tgt_reduce,
+    }
 
 
 if __name__ == "__main__":

@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..links.console import console_main
 from ..extraction.launch import LaunchError, shard_from_env
 from ..extraction.outputs import OutputExistsError, check_destination, clean_stale, publishing
 from ..extraction.signature import short
+from ..links.console import console_main
 from ..links.formats import format_links
 from ..links.inputs import InputError, PairReader, count_lines
 from ..links.rows import LEVELS, SHIFTS, SPECIALS
@@ -86,82 +86,176 @@ def parse_shard(s: str | None) -> tuple[int, int]:
 
 def build_parser() -> argparse.ArgumentParser:
     from ..links.decode import DECODERS
+
     try:
         from ..attribution.methods import METHODS
+
         methods = ", ".join(METHODS)
     except ModuleNotFoundError as e:  # numpy alone: --help and --version work; a run names the extra (main)
         if missing_module(e) is None:
             raise
         methods = "the registered methods (listed once torch is installed)"
 
-    ap = argparse.ArgumentParser(prog="align-extract", description=__doc__.split("\n\n")[0].splitlines()[0],
-                                 epilog="Exit status: 0 ok, 1 bad input or model (file:line: ...), 2 usage.")
+    ap = argparse.ArgumentParser(
+        prog="align-extract",
+        description=__doc__.split("\n\n")[0].splitlines()[0],
+        epilog="Exit status: 0 ok, 1 bad input or model (file:line: ...), 2 usage.",
+    )
     ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    ap.add_argument("--model", required=True, help="fairseq model.pt / model folder, Hugging Face folder, or Hub id "
-                    "ORG/NAME[@REVISION]")
-    ap.add_argument("--input", help="'source ||| target' per line, or sources with --translate "
-                    "('-': stdin; .gz/.xz/.zst by suffix)")
-    ap.add_argument("-t", "--test-set", metavar="NAME", help="align the text of gold test set NAME instead of "
-                    "--input (align-eval --list shows the names; its checksums are verified)")
-    ap.add_argument("-l", "--langs", metavar="SRC-TGT", help="with -t: the model's direction, e.g. fr-en for "
-                    "hansards (en-fr) (default: the set's own order)")
-    ap.add_argument("--testsets-dir", metavar="DIR", help="with -t: folder of the sets that are not shipped "
-                    "(default $NORM_ALIGN_TESTSETS, else ../shared/data/gold beside a source checkout)")
-    ap.add_argument("--out", help="folder: one Pharaoh file per (method, shift, layer[, head]) and manifest.json; "
-                    "default: print one setting")
+    ap.add_argument(
+        "--model",
+        required=True,
+        help="fairseq model.pt / model folder, Hugging Face folder, or Hub id ORG/NAME[@REVISION]",
+    )
+    ap.add_argument(
+        "--input", help="'source ||| target' per line, or sources with --translate ('-': stdin; .gz/.xz/.zst by suffix)"
+    )
+    ap.add_argument(
+        "-t",
+        "--test-set",
+        metavar="NAME",
+        help="align the text of gold test set NAME instead of "
+        "--input (align-eval --list shows the names; its checksums are verified)",
+    )
+    ap.add_argument(
+        "-l",
+        "--langs",
+        metavar="SRC-TGT",
+        help="with -t: the model's direction, e.g. fr-en for hansards (en-fr) (default: the set's own order)",
+    )
+    ap.add_argument(
+        "--testsets-dir",
+        metavar="DIR",
+        help="with -t: folder of the sets that are not shipped "
+        "(default $NORM_ALIGN_TESTSETS, else ../shared/data/gold beside a source checkout)",
+    )
+    ap.add_argument(
+        "--out",
+        help="folder: one Pharaoh file per (method, shift, layer[, head]) and manifest.json; "
+        "default: print one setting",
+    )
     ap.add_argument("--overwrite", action="store_true", help="replace an existing --out folder (whole, at the end)")
     ap.add_argument("--methods", default="norm", help=f"comma-separated, of: {methods} (default norm)")
     ap.add_argument("--layers", help="comma-separated decoder layers, 0-based (default: all with --out, else the last)")
-    ap.add_argument("--shifts", default="awi", help=f"comma-separated, of: {', '.join(SHIFTS)} (default awi): AWO "
-                    "reads target word i at the step that predicts it, AWI where it is the decoder's input")
+    ap.add_argument(
+        "--shifts",
+        default="awi",
+        help=f"comma-separated, of: {', '.join(SHIFTS)} (default awi): AWO "
+        "reads target word i at the step that predicts it, AWI where it is the decoder's input",
+    )
     ap.add_argument("--heads", help="heads averaged by per-head methods (default all; --out writes one file per head)")
-    ap.add_argument("--level", default="word", choices=LEVELS, help="word: subword scores merged (sum over source "
-                    "pieces, mean over target pieces), then decoded; subword: token positions; word-any: words linked "
-                    "if any of their pieces are (default word)")
-    ap.add_argument("--decoder", default="argmax", choices=list(DECODERS),
-                    help="how score rows become links (default argmax: each target word's best source word)")
-    ap.add_argument("--threshold", type=float, help="cutoff of the threshold decoders (share of the row; ratio "
-                    "to the row maximum for relative-threshold)")
-    ap.add_argument("--specials", default="drop", choices=SPECIALS, help="drop: EOS removed before decoding; null: "
-                    "a word whose best source is EOS stays unaligned (default drop)")
-    ap.add_argument("--translate", action="store_true", help="input is source lines: translate, then align the output "
-                    "(translations in DIR/translations.txt)")
+    ap.add_argument(
+        "--level",
+        default="word",
+        choices=LEVELS,
+        help="word: subword scores merged (sum over source "
+        "pieces, mean over target pieces), then decoded; subword: token positions; word-any: words linked "
+        "if any of their pieces are (default word)",
+    )
+    ap.add_argument(
+        "--decoder",
+        default="argmax",
+        choices=list(DECODERS),
+        help="how score rows become links (default argmax: each target word's best source word)",
+    )
+    ap.add_argument(
+        "--threshold",
+        type=float,
+        help="cutoff of the threshold decoders (share of the row; ratio to the row maximum for relative-threshold)",
+    )
+    ap.add_argument(
+        "--specials",
+        default="drop",
+        choices=SPECIALS,
+        help="drop: EOS removed before decoding; null: a word whose best source is EOS stays unaligned (default drop)",
+    )
+    ap.add_argument(
+        "--translate",
+        action="store_true",
+        help="input is source lines: translate, then align the output (translations in DIR/translations.txt)",
+    )
     ap.add_argument("--beam", type=int, default=5, help="beam size with --translate (default 5)")
-    ap.add_argument("--lowercase", action="store_true", help="lowercase the input (for models trained on lowercased "
-                    "text that do not say so in their config; the shipped models do, and are lowercased anyway)")
-    ap.add_argument("--truncate", action="store_true", help="cut words off the end of a sentence longer than the "
-                    "model's positions (default: such a sentence is an error naming its line)")
-    ap.add_argument("--save-scores", action="store_true", help="also write each setting's word-level score matrices, "
-                    "NAME.scores.jsonl beside NAME.align (align.links.softscores; for align-view)")
-    ap.add_argument("--calibration", metavar="FILE", help="an align-calibrate file for one of the settings: that "
-                    "setting also gets NAME.probs (each link's probability, in the .align line's order) and "
-                    "NAME.probs.jsonl (every cell's, for align-view --scores); needs --out")
-    ap.add_argument("--reverse-model", metavar="MODEL", help="with a bidirectional --calibration (align-calibrate "
-                    "--reverse-model): the model of the other direction, run over the same pairs turned round; the "
-                    "calibrated setting's probabilities then read both models' scores")
-    ap.add_argument("--prob-threshold", type=float, metavar="P", help="with --calibration: the calibrated setting's "
-                    "links are the cells of probability >= P (instead of --decoder)")
-    ap.add_argument("--sentence-scores", action="store_true", help="with --calibration: write sentence_scores.tsv "
-                    "(line, score in [0, 1]: P(the pair is a translation)) into --out")
-    ap.add_argument("--batch-size", type=int, default=32, help="pairs per forward pass (default 32; never changes "
-                    "an alignment)")
-    ap.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ... (with --shard auto, cuda means "
-                    "cuda:LOCAL_RANK)")
-    ap.add_argument("--dtype", choices=("float32", "float16", "bfloat16"), default="float32",
-                    help="the model's dtype (scores are float32 either way)")
+    ap.add_argument(
+        "--lowercase",
+        action="store_true",
+        help="lowercase the input (for models trained on lowercased "
+        "text that do not say so in their config; the shipped models do, and are lowercased anyway)",
+    )
+    ap.add_argument(
+        "--truncate",
+        action="store_true",
+        help="cut words off the end of a sentence longer than the "
+        "model's positions (default: such a sentence is an error naming its line)",
+    )
+    ap.add_argument(
+        "--save-scores",
+        action="store_true",
+        help="also write each setting's word-level score matrices, "
+        "NAME.scores.jsonl beside NAME.align (align.links.softscores; for align-view)",
+    )
+    ap.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="an align-calibrate file for one of the settings: that "
+        "setting also gets NAME.probs (each link's probability, in the .align line's order) and "
+        "NAME.probs.jsonl (every cell's, for align-view --scores); needs --out",
+    )
+    ap.add_argument(
+        "--reverse-model",
+        metavar="MODEL",
+        help="with a bidirectional --calibration (align-calibrate "
+        "--reverse-model): the model of the other direction, run over the same pairs turned round; the "
+        "calibrated setting's probabilities then read both models' scores",
+    )
+    ap.add_argument(
+        "--prob-threshold",
+        type=float,
+        metavar="P",
+        help="with --calibration: the calibrated setting's "
+        "links are the cells of probability >= P (instead of --decoder)",
+    )
+    ap.add_argument(
+        "--sentence-scores",
+        action="store_true",
+        help="with --calibration: write sentence_scores.tsv "
+        "(line, score in [0, 1]: P(the pair is a translation)) into --out",
+    )
+    ap.add_argument(
+        "--batch-size", type=int, default=32, help="pairs per forward pass (default 32; never changes an alignment)"
+    )
+    ap.add_argument(
+        "--device", default="cpu", help="cpu, cuda, cuda:1, ... (with --shard auto, cuda means cuda:LOCAL_RANK)"
+    )
+    ap.add_argument(
+        "--dtype",
+        choices=("float32", "float16", "bfloat16"),
+        default="float32",
+        help="the model's dtype (scores are float32 either way)",
+    )
     ap.add_argument("--src-lang", help="source language code of multilingual tokenizers (NLLB: eng_Latn)")
     ap.add_argument("--tgt-lang", help="target language code (NLLB: fra_Latn)")
-    ap.add_argument("--framework", choices=list(LOADERS), help="default: hf for a folder with config.json or a Hub "
-                    "id, else fairseq")
-    ap.add_argument("--trust-checkpoint", action="store_true",
-                    help="unpickle a fairseq .pt fully (can run code: only for a file you trust)")
-    ap.add_argument("--shard", help="K/N: align lines K, K+N, ... into OUT/shard-K-of-N/ (join with align-merge OUT); "
-                    "auto: K and N from torchrun/accelerate (RANK, WORLD_SIZE) or Slurm, and the last shard to "
-                    "finish merges into OUT/merged/")
+    ap.add_argument(
+        "--framework", choices=list(LOADERS), help="default: hf for a folder with config.json or a Hub id, else fairseq"
+    )
+    ap.add_argument(
+        "--trust-checkpoint",
+        action="store_true",
+        help="unpickle a fairseq .pt fully (can run code: only for a file you trust)",
+    )
+    ap.add_argument(
+        "--shard",
+        help="K/N: align lines K, K+N, ... into OUT/shard-K-of-N/ (join with align-merge OUT); "
+        "auto: K and N from torchrun/accelerate (RANK, WORLD_SIZE) or Slurm, and the last shard to "
+        "finish merges into OUT/merged/",
+    )
     ap.add_argument("--no-merge", action="store_true", help="with --shard auto: leave the merge to align-merge")
     ap.add_argument("--format", choices=("text", "json"), default="text", help="the summary line's format")
-    ap.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
-                    help="progress bar with pairs/s and ETA on stderr (auto: when stderr is a terminal)")
+    ap.add_argument(
+        "--progress",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="progress bar with pairs/s and ETA on stderr (auto: when stderr is a terminal)",
+    )
     return ap
 
 
@@ -203,6 +297,7 @@ def _main(argv=None) -> int:
     t0 = time.time()
     _quiet()
     from ..attribution.methods import METHODS
+
     try:
         if (args.input is None) == (args.test_set is None):
             raise ValueError("give --input PAIRS or -t NAME (one of them)")
@@ -248,8 +343,12 @@ def _main(argv=None) -> int:
     if args.out:  # checked before the model loads: a bad --out loses no work
         dest = os.path.join(args.out, f"shard-{shard}-of-{shards}") if args.shard is not None else args.out
         try:
-            check_destination(dest, args.overwrite, "shard folder" if args.shard is not None else "output folder",
-                              inputs=(args.input,))
+            check_destination(
+                dest,
+                args.overwrite,
+                "shard folder" if args.shard is not None else "output folder",
+                inputs=(args.input,),
+            )
         except (OutputExistsError, OSError) as e:
             print(f"align-extract: {e}", file=sys.stderr)
             return 1
@@ -260,6 +359,7 @@ def _main(argv=None) -> int:
                 args.input = _testset_input(args, inputs)
             except ValueError as e:  # an unknown name or direction is usage; missing or changed files are input
                 from ..links.testsets import UnknownTestSetError
+
                 if isinstance(e, UnknownTestSetError):
                     ap.error(str(e))
                 print(f"align-extract: {_one_line(e)}", file=sys.stderr)
@@ -286,13 +386,21 @@ def _testset_input(args, stack: ExitStack) -> str:
 def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, dest) -> int:
     """The run after the flags are checked: load the model, align, publish, print the summary."""
     if args.input != "-":  # a pipe or FIFO (<(...)) is read as it comes, as - is
-        problem = ("no such file" if not os.path.exists(args.input) else
-                   "is a folder" if os.path.isdir(args.input) else
-                   "is a pipe, which can be read once" if args.shard is not None and not os.path.isfile(args.input)
-                   else "")
+        problem = (
+            "no such file"
+            if not os.path.exists(args.input)
+            else "is a folder"
+            if os.path.isdir(args.input)
+            else "is a pipe, which can be read once"
+            if args.shard is not None and not os.path.isfile(args.input)
+            else ""
+        )
         if problem:
-            print(f"align-extract: {args.input}: {problem}; expected the input pairs"
-                  + (" in a file (every shard reads the whole input)" if "pipe" in problem else ""), file=sys.stderr)
+            print(
+                f"align-extract: {args.input}: {problem}; expected the input pairs"
+                + (" in a file (every shard reads the whole input)" if "pipe" in problem else ""),
+                file=sys.stderr,
+            )
             return 1
     import torch
 
@@ -327,6 +435,7 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
     if args.calibration:
         from ..links.calibration import CalibrationError, read_calibration
         from .calibrate import calibration_setting
+
         try:
             cal = read_calibration(args.calibration)
             cal.check({k: v for k, v in aligner.identity().items() if k != "path"}, cal.setting, args.calibration)
@@ -335,16 +444,24 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
             return 1
         want = {k: v for k, v in cal.setting.items() if k != "reverse_model"}
         if cal.bidirectional != bool(args.reverse_model):
-            ap.error(f"--calibration {args.calibration} is " + ("bidirectional: give the --reverse-model it was fitted "
-                     "with" if cal.bidirectional else "of one direction: --reverse-model does not apply"))
+            ap.error(
+                f"--calibration {args.calibration} is "
+                + (
+                    "bidirectional: give the --reverse-model it was fitted with"
+                    if cal.bidirectional
+                    else "of one direction: --reverse-model does not apply"
+                )
+            )
         reverse, rspec = None, None
         if args.reverse_model:
             try:
                 reverse = load_aligner(args.reverse_model, framework_of(args.reverse_model), **kwargs)
                 got = {k: v for k, v in reverse.identity().items() if k != "path"}
                 if got != cal.setting.get("reverse_model"):
-                    raise CalibrationError(f"{args.calibration}: fitted with reverse model "
-                                           f"{cal.setting.get('reverse_model')}; --reverse-model is {got}")
+                    raise CalibrationError(
+                        f"{args.calibration}: fitted with reverse model "
+                        f"{cal.setting.get('reverse_model')}; --reverse-model is {got}"
+                    )
                 rspec = reverse.spec([want.get("method")], [want.get("layer")], [want.get("shift")])
             except CalibrationError as e:
                 print(f"align-extract: {e}", file=sys.stderr)
@@ -354,12 +471,17 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
             except Exception as e:  # the framework's own errors: one line
                 print(f"align-extract: {args.reverse_model}: {_one_line(e)}", file=sys.stderr)
                 return 1
-        match = [n for n, m, la, sh, h in aligner.settings(spec, spec.heads is None)
-                 if h is None and calibration_setting(spec, m, la, sh) == want]
+        match = [
+            n
+            for n, m, la, sh, h in aligner.settings(spec, spec.heads is None)
+            if h is None and calibration_setting(spec, m, la, sh) == want
+        ]
         if not match:
-            ap.error(f"--calibration {args.calibration} holds for {want.get('method')} layer {want.get('layer')} "
-                     f"{want.get('shift')} ({', '.join(f'{k}={v}' for k, v in want.items())}); this run does not "
-                     "compute that setting (add it to --methods, --layers, --shifts)")
+            ap.error(
+                f"--calibration {args.calibration} holds for {want.get('method')} layer {want.get('layer')} "
+                f"{want.get('shift')} ({', '.join(f'{k}={v}' for k, v in want.items())}); this run does not "
+                "compute that setting (add it to --methods, --layers, --shifts)"
+            )
         args.calibrated = (match[0], cal, reverse, rspec)
     try:
         stats = run(aligner, spec, args, shard, shards, dest)
@@ -371,33 +493,51 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
     merged = None
     if args.shard is not None:
         from ..extraction.shards import drop_stale_merged, merge_when_complete
+
         drop_stale_merged(args.out, stats["signature"])  # merged/ of an earlier run never stays beside new shards
         if auto and not args.no_merge:  # one process too: one command always ends in DIR/merged/
             try:
                 merged, why = merge_when_complete(args.out, stats["signature"])
             except (OSError, ValueError) as e:
-                print(f"align-extract: shard {shard}/{shards} written, but the merge failed: {_one_line(e)}",
-                      file=sys.stderr)
+                print(
+                    f"align-extract: shard {shard}/{shards} written, but the merge failed: {_one_line(e)}",
+                    file=sys.stderr,
+                )
                 return 1
             if why:
                 print(f"align-extract: shard {shard}/{shards} written, but not merged: {why}", file=sys.stderr)
                 return 1
-    summary = {"model": args.model, "framework": fw, "pairs": stats["pairs"], "lines": stats["lines"],
-               "truncated": stats["truncated"], "methods": list(spec.methods), "layers": list(spec.layers),
-               "shifts": list(spec.shifts), "out": dest, "shard": f"{shard}/{shards}", "merged": merged,
-               "preprocessing": aligner.preprocessing(), "signature": stats["signature"],
-               "seconds": round(time.time() - t0, 1)}
+    summary = {
+        "model": args.model,
+        "framework": fw,
+        "pairs": stats["pairs"],
+        "lines": stats["lines"],
+        "truncated": stats["truncated"],
+        "methods": list(spec.methods),
+        "layers": list(spec.layers),
+        "shifts": list(spec.shifts),
+        "out": dest,
+        "shard": f"{shard}/{shards}",
+        "merged": merged,
+        "preprocessing": aligner.preprocessing(),
+        "signature": stats["signature"],
+        "seconds": round(time.time() - t0, 1),
+    }
     if args.format == "json":
         print(json.dumps(summary), file=sys.stderr if not args.out else sys.stdout)
     else:
         model = summary["signature"]["model"]
         rev = f"@{model['revision'][:12]}" if "revision" in model else ""
-        print(f"aligned {stats['pairs']} pairs with {fw} {args.model}{rev}: {len(spec.methods)} method(s) x "
-              f"{len(spec.layers)} layer(s) x {len(spec.shifts)} shift(s) in {summary['seconds']} s"
-              + (f", {stats['truncated']} truncated" if stats["truncated"] else "")
-              + (", lowercased" if aligner.lowercase else "")
-              + (f"; files in {dest}" if dest else "") + (f"; merged into {merged}" if merged else "")
-              + f" [{short(summary['signature'])}]", file=sys.stderr)
+        print(
+            f"aligned {stats['pairs']} pairs with {fw} {args.model}{rev}: {len(spec.methods)} method(s) x "
+            f"{len(spec.layers)} layer(s) x {len(spec.shifts)} shift(s) in {summary['seconds']} s"
+            + (f", {stats['truncated']} truncated" if stats["truncated"] else "")
+            + (", lowercased" if aligner.lowercase else "")
+            + (f"; files in {dest}" if dest else "")
+            + (f"; merged into {merged}" if merged else "")
+            + f" [{short(summary['signature'])}]",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -408,15 +548,17 @@ def _reverse_scores(args, items: list) -> dict:
     if reverse is None:
         return {}
     out = {}
-    for k, rse, rte, rsc in reverse.score_items([(w, t, s) for w, s, t in items], rspec, args.batch_size,
-                                                args.truncate):
+    for k, rse, rte, rsc in reverse.score_items(
+        [(w, t, s) for w, s, t in items], rspec, args.batch_size, args.truncate
+    ):
         w = reverse.word_scores(rse, rte, rsc, rspec, null=True)[name]
         out[k] = (w[:, :-1], w[:, -1])
     return out
 
 
-def _write_calibrated(aligner, se, te, sc, spec, args, links_of: dict, files: dict, prefix: str, line: int,
-                      reverse: tuple = ()) -> None:
+def _write_calibrated(
+    aligner, se, te, sc, spec, args, links_of: dict, files: dict, prefix: str, line: int, reverse: tuple = ()
+) -> None:
     """The calibrated setting's probabilities (and links, under --prob-threshold) and the pair's sentence score."""
     from ..links.softscores import encode_scores
 
@@ -443,18 +585,34 @@ def _one_line(e: BaseException) -> str:
 def signature(aligner, spec, args, reader: PairReader) -> dict:
     """Everything that changes this run's output: :mod:`align.extraction.signature`."""
     identity = aligner.identity() if hasattr(aligner, "identity") else {}
-    return {"version": __version__,
-            "model": {k: v for k, v in identity.items() if k != "path"},
-            "input": {"sha256": reader.sha256, "lines": reader.lines,
-                      **({"test_set": args.test_set_signature} if getattr(args, "test_set_signature", None) else {})},
-            "settings": {"methods": list(spec.methods), "layers": list(spec.layers), "shifts": list(spec.shifts),
-                         "heads": list(spec.heads) if spec.heads else "all", "level": spec.level,
-                         "decoder": spec.decoder, "decoder_options": dict(spec.decoder_options),
-                         "specials": spec.specials_policy, "preprocessing": aligner.preprocessing(),
-                         "translate": {"beam": args.beam} if args.translate else False, "truncate": args.truncate,
-                         "dtype": args.dtype, "device": args.device.split(":")[0], "save_scores": args.save_scores,
-                         "src_lang": args.src_lang, "tgt_lang": args.tgt_lang,
-                         "calibration": _calibration_signature(args)}}
+    return {
+        "version": __version__,
+        "model": {k: v for k, v in identity.items() if k != "path"},
+        "input": {
+            "sha256": reader.sha256,
+            "lines": reader.lines,
+            **({"test_set": args.test_set_signature} if getattr(args, "test_set_signature", None) else {}),
+        },
+        "settings": {
+            "methods": list(spec.methods),
+            "layers": list(spec.layers),
+            "shifts": list(spec.shifts),
+            "heads": list(spec.heads) if spec.heads else "all",
+            "level": spec.level,
+            "decoder": spec.decoder,
+            "decoder_options": dict(spec.decoder_options),
+            "specials": spec.specials_policy,
+            "preprocessing": aligner.preprocessing(),
+            "translate": {"beam": args.beam} if args.translate else False,
+            "truncate": args.truncate,
+            "dtype": args.dtype,
+            "device": args.device.split(":")[0],
+            "save_scores": args.save_scores,
+            "src_lang": args.src_lang,
+            "tgt_lang": args.tgt_lang,
+            "calibration": _calibration_signature(args),
+        },
+    }
 
 
 def _calibration_signature(args) -> dict | bool:
@@ -462,11 +620,16 @@ def _calibration_signature(args) -> dict | bool:
     if not getattr(args, "calibration", None):
         return False
     import hashlib
+
     with open(args.calibration, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
     reverse = args.calibrated[2] if getattr(args, "calibrated", None) else None
-    return {"sha256": digest, "prob_threshold": args.prob_threshold, "sentence_scores": args.sentence_scores,
-            "reverse_model": {k: v for k, v in reverse.identity().items() if k != "path"} if reverse else None}
+    return {
+        "sha256": digest,
+        "prob_threshold": args.prob_threshold,
+        "sentence_scores": args.sentence_scores,
+        "reverse_model": {k: v for k, v in reverse.identity().items() if k != "path"} if reverse else None,
+    }
 
 
 def _chunks(reader: PairReader):
@@ -493,30 +656,52 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
     sharded = args.shard is not None
     per_head_files = spec.heads is None
     stats: dict[str, Any] = {"pairs": 0, "truncated": 0}
-    total = count_lines(args.input) if (args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())) \
-        and os.path.isfile(args.input) else None  # a pipe cannot be read twice
+    total = (
+        count_lines(args.input)
+        if (args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())) and os.path.isfile(args.input)
+        else None
+    )  # a pipe cannot be read twice
     bar = None
     if args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty()):
         from tqdm import tqdm
-        bar = tqdm(total=None if total is None else len(range(shard, total, shards)), desc="aligning", unit="pair",
-                   file=sys.stderr, dynamic_ncols=True)
+
+        bar = tqdm(
+            total=None if total is None else len(range(shard, total, shards)),
+            desc="aligning",
+            unit="pair",
+            file=sys.stderr,
+            dynamic_ncols=True,
+        )
     with ExitStack() as stack:
         if dest is not None:
             tmp = stack.enter_context(publishing(dest, args.overwrite))
             names = [s[0] for s in aligner.settings(spec, per_head_files)]
-            opened = {n: stack.enter_context(open(os.path.join(tmp, n), "w", encoding="utf-8", newline="\n"))
-                      for n in names}  # every setting's file, so an empty input gives empty files
-            scores_files = {n: stack.enter_context(open(os.path.join(tmp, scores_name(n)), "w", encoding="utf-8",
-                                                        newline="\n")) for n in names} if args.save_scores else {}
-            translations = stack.enter_context(open(os.path.join(tmp, "translations.txt"), "w", encoding="utf-8",
-                                                    newline="\n")) if args.translate else None
+            opened = {
+                n: stack.enter_context(open(os.path.join(tmp, n), "w", encoding="utf-8", newline="\n")) for n in names
+            }  # every setting's file, so an empty input gives empty files
+            scores_files = (
+                {
+                    n: stack.enter_context(open(os.path.join(tmp, scores_name(n)), "w", encoding="utf-8", newline="\n"))
+                    for n in names
+                }
+                if args.save_scores
+                else {}
+            )
+            translations = (
+                stack.enter_context(open(os.path.join(tmp, "translations.txt"), "w", encoding="utf-8", newline="\n"))
+                if args.translate
+                else None
+            )
             calibrated = {}
             if args.calibrated:
                 cal_name = args.calibrated[0].removesuffix(".align")
                 extra = [cal_name + ".probs", cal_name + ".probs.jsonl"] + (
-                    ["sentence_scores.tsv"] if args.sentence_scores else [])
-                calibrated = {n: stack.enter_context(open(os.path.join(tmp, n), "w", encoding="utf-8", newline="\n"))
-                              for n in extra}
+                    ["sentence_scores.tsv"] if args.sentence_scores else []
+                )
+                calibrated = {
+                    n: stack.enter_context(open(os.path.join(tmp, n), "w", encoding="utf-8", newline="\n"))
+                    for n in extra
+                }
         out = sys.stdout
         for chunk in _chunks(reader):
             where = [f"{reader.name}:{i + 1}" for i, _, _ in chunk]
@@ -537,8 +722,19 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
                     continue
                 links_of = aligner.links(se, te, sc, spec, per_head_files)
                 if calibrated:
-                    _write_calibrated(aligner, se, te, sc, spec, args, links_of, calibrated, prefix[k], chunk[k][0],
-                                      reverse_scores.get(k, ()))
+                    _write_calibrated(
+                        aligner,
+                        se,
+                        te,
+                        sc,
+                        spec,
+                        args,
+                        links_of,
+                        calibrated,
+                        prefix[k],
+                        chunk[k][0],
+                        reverse_scores.get(k, ()),
+                    )
                 for name, links in links_of.items():
                     opened[name].write(prefix[k] + format_links(links) + "\n")
                 if scores_files:
@@ -554,18 +750,38 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
         stats["signature"] = signature(aligner, spec, args, reader)
         if dest is not None:
             from ..extraction.shards import shard_manifest, write_manifest
+
             if sharded:
-                man = shard_manifest(shard, shards, reader.lines, stats["pairs"], list(opened) + [
-                    scores_name(n) for n in scores_files] + (["translations.txt"] if args.translate else [])
-                    + list(calibrated), stats["signature"])
+                man = shard_manifest(
+                    shard,
+                    shards,
+                    reader.lines,
+                    stats["pairs"],
+                    list(opened)
+                    + [scores_name(n) for n in scores_files]
+                    + (["translations.txt"] if args.translate else [])
+                    + list(calibrated),
+                    stats["signature"],
+                )
                 man["model_path"] = args.model
             else:
-                man = {"sentences": stats["pairs"], "files": sorted(list(opened) + [scores_name(n) for n in scores_files]
-                                                                    + (["translations.txt"] if args.translate else [])
-                                                                    + list(calibrated)),
-                       "signature": stats["signature"], "model_path": args.model}
-            for f in list(opened.values()) + list(scores_files.values()) + ([translations] if translations else []) \
-                    + list(calibrated.values()):
+                man = {
+                    "sentences": stats["pairs"],
+                    "files": sorted(
+                        list(opened)
+                        + [scores_name(n) for n in scores_files]
+                        + (["translations.txt"] if args.translate else [])
+                        + list(calibrated)
+                    ),
+                    "signature": stats["signature"],
+                    "model_path": args.model,
+                }
+            for f in (
+                list(opened.values())
+                + list(scores_files.values())
+                + ([translations] if translations else [])
+                + list(calibrated.values())
+            ):
                 f.close()
             write_manifest(tmp, man)
     if bar is not None:

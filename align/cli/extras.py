@@ -44,5 +44,7 @@ def install_hint(module: str, framework: str | None) -> str:
     extra = EXTRA_OF.get(module) or framework
     if extra in ("fairseq", "hf"):
         return f"this needs {module}, which is not installed: pip install 'norm-align[{extra}]'"
-    return (f"this needs {module}, which is not installed: pip install 'norm-align[fairseq]' (fairseq models) "
-            "or 'norm-align[hf]' (Hugging Face models)")
+    return (
+        f"this needs {module}, which is not installed: pip install 'norm-align[fairseq]' (fairseq models) "
+        "or 'norm-align[hf]' (Hugging Face models)"
+    )

@@ -10,16 +10,19 @@ import json
 import sys
 
 from .. import __version__
-from ..links.console import console_main
 from ..extraction.shards import ShardError, merge, merged_dir
+from ..links.console import console_main
 
 
 @console_main("align-merge")
 def main(argv=None) -> int:
     """Console entry point of ``align-merge``."""
-    ap = argparse.ArgumentParser(prog="align-merge", description="Merge the shards of a sharded alignment run "
-                                 "(DIR/shard-K-of-N/) into DIR/merged/: one file per setting, in input order, "
-                                 "byte-identical to an unsharded run. Exit 0 ok, 1 bad or mixed shards, 2 usage.")
+    ap = argparse.ArgumentParser(
+        prog="align-merge",
+        description="Merge the shards of a sharded alignment run "
+        "(DIR/shard-K-of-N/) into DIR/merged/: one file per setting, in input order, "
+        "byte-identical to an unsharded run. Exit 0 ok, 1 bad or mixed shards, 2 usage.",
+    )
     ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     ap.add_argument("folder", help="the --out folder of the sharded run")
     ap.add_argument("--overwrite", action="store_true", help="replace an existing DIR/merged/")

@@ -24,8 +24,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("-m", "--method", choices=SYMMETRIZERS, default="grow-diag-final-and")
     p.add_argument("forward", help="forward alignment, Pharaoh 0-based, source first (- for stdin)")
     p.add_argument("reverse", help="reverse alignment, Pharaoh 0-based, source first")
-    p.add_argument("--reverse-target-first", action="store_true",
-                   help="the reverse file is written target first: swap its sides")
+    p.add_argument(
+        "--reverse-target-first", action="store_true", help="the reverse file is written target first: swap its sides"
+    )
     p.add_argument("-o", "--output", default="-", help="output file (default stdout)")
     try:
         args = p.parse_args(argv)
@@ -43,8 +44,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         raise  # console_main says it in one line
     except OSError as e:  # -o a folder, or under a file: say so, no traceback (nothing is left behind)
-        print(f"align-symmetrize: {args.output}: cannot write ({e.strerror or e}); expected a file path "
-              "in a writable folder", file=sys.stderr)
+        print(
+            f"align-symmetrize: {args.output}: cannot write ({e.strerror or e}); expected a file path "
+            "in a writable folder",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

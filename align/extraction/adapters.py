@@ -51,8 +51,9 @@ class LayerSites:
         """Float32 weights of the cross-attention block, with the FF block attached."""
         ff = None
         if self.fc1 is not None:
-            ff = FeedForwardBlock.from_modules(self.fc1, self.fc2, self.activation, self.final_ln,
-                                               self.cross.normalize_before)
+            ff = FeedForwardBlock.from_modules(
+                self.fc1, self.fc2, self.activation, self.final_ln, self.cross.normalize_before
+            )
         return CrossAttentionLayer.from_modules(self.cross.attn, self.cross.ln, self.cross.normalize_before, ff)
 
 
@@ -119,15 +120,25 @@ class FairseqAdapter(Adapter):
         if not layers or not all(getattr(la, "encoder_attn", None) is not None for la in layers):
             raise UnsupportedModelError(
                 f"{type(model).__name__} is not an encoder-decoder Transformer with cross-attention in every "
-                "decoder layer (expected model.decoder.layers[i].encoder_attn, as in fairseq's TransformerModel)")
-        return [LayerSites(AttentionSite(la.encoder_attn, la.encoder_attn_layer_norm, bool(la.normalize_before)),
-                           AttentionSite(la.self_attn, la.self_attn_layer_norm, bool(la.normalize_before)),
-                           getattr(la, "fc1", None), getattr(la, "fc2", None), getattr(la, "activation_fn", None),
-                           getattr(la, "final_layer_norm", None)) for la in layers]
+                "decoder layer (expected model.decoder.layers[i].encoder_attn, as in fairseq's TransformerModel)"
+            )
+        return [
+            LayerSites(
+                AttentionSite(la.encoder_attn, la.encoder_attn_layer_norm, bool(la.normalize_before)),
+                AttentionSite(la.self_attn, la.self_attn_layer_norm, bool(la.normalize_before)),
+                getattr(la, "fc1", None),
+                getattr(la, "fc2", None),
+                getattr(la, "activation_fn", None),
+                getattr(la, "final_layer_norm", None),
+            )
+            for la in layers
+        ]
 
     def encoder_layers(self, model) -> list[AttentionSite]:
-        return [AttentionSite(la.self_attn, la.self_attn_layer_norm, bool(la.normalize_before))
-                for la in model.encoder.layers]
+        return [
+            AttentionSite(la.self_attn, la.self_attn_layer_norm, bool(la.normalize_before))
+            for la in model.encoder.layers
+        ]
 
     def prepare_call(self, args, kwargs, self_attention):
         kwargs["need_weights"] = True
@@ -172,7 +183,8 @@ class HFAdapter(Adapter):
         if self.model_type not in HF_POST_LN + HF_PRE_LN:
             raise UnsupportedModelError(
                 f"Hugging Face model type {self.model_type!r} is not supported (T5-style relative-attention models "
-                f"have no encoder_attn/out_proj layout); supported: {', '.join(HF_POST_LN + HF_PRE_LN)}")
+                f"have no encoder_attn/out_proj layout); supported: {', '.join(HF_POST_LN + HF_PRE_LN)}"
+            )
         self.pre_ln = self.model_type in HF_PRE_LN
         self.activation = getattr(cfg, "activation_function", "relu")
         self.pad = cfg.pad_token_id
@@ -185,13 +197,22 @@ class HFAdapter(Adapter):
 
     def decoder_layers(self, model) -> list[LayerSites]:
         layers = self._base(model).decoder.layers
-        return [LayerSites(AttentionSite(la.encoder_attn, la.encoder_attn_layer_norm, self.pre_ln),
-                           AttentionSite(la.self_attn, la.self_attn_layer_norm, self.pre_ln),
-                           la.fc1, la.fc2, self.activation, la.final_layer_norm) for la in layers]
+        return [
+            LayerSites(
+                AttentionSite(la.encoder_attn, la.encoder_attn_layer_norm, self.pre_ln),
+                AttentionSite(la.self_attn, la.self_attn_layer_norm, self.pre_ln),
+                la.fc1,
+                la.fc2,
+                self.activation,
+                la.final_layer_norm,
+            )
+            for la in layers
+        ]
 
     def encoder_layers(self, model) -> list[AttentionSite]:
-        return [AttentionSite(la.self_attn, la.self_attn_layer_norm, self.pre_ln)
-                for la in self._base(model).encoder.layers]
+        return [
+            AttentionSite(la.self_attn, la.self_attn_layer_norm, self.pre_ln) for la in self._base(model).encoder.layers
+        ]
 
     def prepare_call(self, args, kwargs, self_attention):
         if self.model_type == "fsmt":
@@ -207,15 +228,18 @@ class HFAdapter(Adapter):
             kv = query if self_attention else kwargs.get("key_value_states", args[1] if len(args) > 1 else None)
         weights = output[1]
         if weights is None:
-            raise RuntimeError("the attention returned no weights: the model must use eager attention "
-                               "(model.set_attn_implementation('eager'))")
+            raise RuntimeError(
+                "the attention returned no weights: the model must use eager attention "
+                "(model.set_attn_implementation('eager'))"
+            )
         return AttnCall(self._t(query), self._t(kv), self._t(output[0]), weights)
 
     def decoder_inputs(self, model, labels: Tensor) -> Tensor:
         """Decoder inputs for teacher forcing, by the model's own rule (mBART wraps the language code)."""
         if self.model_type == "fsmt":  # fairseq's: EOS, then the labels shifted right
-            return torch.cat([labels[:, -1:].new_full((labels.shape[0], 1), model.config.eos_token_id),
-                              labels[:, :-1]], dim=1)
+            return torch.cat(
+                [labels[:, -1:].new_full((labels.shape[0], 1), model.config.eos_token_id), labels[:, :-1]], dim=1
+            )
         prepare = getattr(model, "prepare_decoder_input_ids_from_labels", None)
         if prepare is not None:
             return prepare(labels=labels)
@@ -238,8 +262,9 @@ def prepare_hf_model(model) -> None:
     if impl not in (None, "eager"):
         setter: Callable | None = getattr(model, "set_attn_implementation", None)
         if setter is None:
-            raise UnsupportedModelError(f"the model uses {impl!r} attention, which returns no weights, and cannot "
-                                        "switch to eager attention")
+            raise UnsupportedModelError(
+                f"the model uses {impl!r} attention, which returns no weights, and cannot switch to eager attention"
+            )
         setter("eager")
 
 

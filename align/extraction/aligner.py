@@ -47,9 +47,12 @@ def check_words(enc: Encoded, words: Sequence[str], pieces: Sequence[str], what:
     got = len(np.unique(real))  # distinct words: a word the tokenizer dropped is not counted
     if got != len(words) or (len(real) and (np.any(np.diff(real) < 0) or np.any(np.diff(real) > 1) or real[0] != 0)):
         empty = [w for w in range(len(words)) if w not in set(real.tolist())]
-        raise WordMapError(f"{what}: {len(pieces)} tokens make {got} words but the text has {len(words)}"
-                           + (f" (no token for word {', '.join(f'{w + 1} {words[w]!r}' for w in empty)})" if empty else "") + "\n"
-                           f"  tokens: {' '.join(pieces)}\n  words:  {' '.join(words)}")
+        raise WordMapError(
+            f"{what}: {len(pieces)} tokens make {got} words but the text has {len(words)}"
+            + (f" (no token for word {', '.join(f'{w + 1} {words[w]!r}' for w in empty)})" if empty else "")
+            + "\n"
+            f"  tokens: {' '.join(pieces)}\n  words:  {' '.join(words)}"
+        )
 
 
 class Aligner:
@@ -93,25 +96,45 @@ class Aligner:
         """The preprocessing applied, for summaries and run signatures."""
         return {"lowercase": bool(self.lowercase)}
 
-    def spec(self, methods: Iterable[str] = ("norm",), layers: Iterable[int] | None = None,
-             shifts: Iterable[str] = ("awi",), level: str = "word", decoder: str = "argmax",
-             heads: Iterable[int] | None = None, specials: str = "drop", **decoder_options: float) -> AlignSpec:
+    def spec(
+        self,
+        methods: Iterable[str] = ("norm",),
+        layers: Iterable[int] | None = None,
+        shifts: Iterable[str] = ("awi",),
+        level: str = "word",
+        decoder: str = "argmax",
+        heads: Iterable[int] | None = None,
+        specials: str = "drop",
+        **decoder_options: float,
+    ) -> AlignSpec:
         """An AlignSpec checked against this model."""
         layers = tuple(range(self.n_layers)) if layers is None else tuple(layers)
-        return AlignSpec(methods=tuple(methods), layers=layers, shifts=tuple(shifts), level=level, decoder=decoder,
-                         heads=tuple(heads) if heads else None, specials_policy=specials,
-                         decoder_options=tuple(sorted(decoder_options.items()))).validate(self.n_layers, self.n_heads)
+        return AlignSpec(
+            methods=tuple(methods),
+            layers=layers,
+            shifts=tuple(shifts),
+            level=level,
+            decoder=decoder,
+            heads=tuple(heads) if heads else None,
+            specials_policy=specials,
+            decoder_options=tuple(sorted(decoder_options.items())),
+        ).validate(self.n_layers, self.n_heads)
 
-    def encode_pair(self, source, target, index: int = 0, where: str | None = None,
-                    truncate: bool = False) -> tuple[Encoded, Encoded]:
+    def encode_pair(
+        self, source, target, index: int = 0, where: str | None = None, truncate: bool = False
+    ) -> tuple[Encoded, Encoded]:
         """Both sides of a pair, word counts checked; ``where`` names it in errors (default
         ``sentence INDEX+1``). A side longer than the model's positions raises TooLongError, or with
         ``truncate`` loses words at its end until it fits (``Encoded.dropped`` counts them)."""
         where = where or f"sentence {index + 1}"
-        return (self._encode_side(self.encode_source, as_words(source), f"{where}: source", self.max_positions[0],
-                                  truncate),
-                self._encode_side(self.encode_target, as_words(target), f"{where}: target", self.max_positions[1],
-                                  truncate))
+        return (
+            self._encode_side(
+                self.encode_source, as_words(source), f"{where}: source", self.max_positions[0], truncate
+            ),
+            self._encode_side(
+                self.encode_target, as_words(target), f"{where}: target", self.max_positions[1], truncate
+            ),
+        )
 
     def _encode_side(self, encode, words: list[str], what: str, limit: int | None, truncate: bool) -> Encoded:
         words = self.preprocess(words)
@@ -119,8 +142,10 @@ class Aligner:
         if limit is None or len(enc.ids) <= limit:
             return enc
         if not truncate:
-            raise TooLongError(f"{what}: {len(enc.ids)} tokens (specials included) but the model takes at most {limit}; "
-                               "shorten the sentence, or pass --truncate (truncate=True) to cut words off its end")
+            raise TooLongError(
+                f"{what}: {len(enc.ids)} tokens (specials included) but the model takes at most {limit}; "
+                "shorten the sentence, or pass --truncate (truncate=True) to cut words off its end"
+            )
         lo, hi, best = 1, len(words) - 1, None  # the most leading words that fit, by bisection
         while lo <= hi:
             mid = (lo + hi) // 2
@@ -133,23 +158,36 @@ class Aligner:
             raise TooLongError(f"{what}: its first word alone is more than the {limit} tokens the model takes")
         return Encoded(best[1].ids, best[1].words, len(words) - best[0])
 
-    def score_items(self, items: Sequence[tuple[str, Sequence[str], Sequence[str]]], spec: AlignSpec,
-                    batch_size: int = 32, truncate: bool = False) -> Iterator[tuple[int, Encoded, Encoded, dict]]:
+    def score_items(
+        self,
+        items: Sequence[tuple[str, Sequence[str], Sequence[str]]],
+        spec: AlignSpec,
+        batch_size: int = 32,
+        truncate: bool = False,
+    ) -> Iterator[tuple[int, Encoded, Encoded, dict]]:
         """``(k, source, target, scores)`` for ``items[k] = (where, source words, target words)``, in
         order; the pairs run batched by length. Errors name ``where``."""
         enc = [self.encode_pair(s, t, k, where, truncate) for k, (where, s, t) in enumerate(items)]
         order = sorted(range(len(enc)), key=lambda k: (len(enc[k][0].ids), len(enc[k][1].ids)))
         done: dict[int, dict] = {}
         for b in range(0, len(order), batch_size):
-            ks = order[b:b + batch_size]
-            scores = score_pairs(self.model, self.adapter, [enc[k][0].ids for k in ks], [enc[k][1].ids for k in ks],
-                                 self.pad, spec.methods, spec.layers)
+            ks = order[b : b + batch_size]
+            scores = score_pairs(
+                self.model,
+                self.adapter,
+                [enc[k][0].ids for k in ks],
+                [enc[k][1].ids for k in ks],
+                self.pad,
+                spec.methods,
+                spec.layers,
+            )
             done.update(zip(ks, scores))
         for k, (se, te) in enumerate(enc):
             yield k, se, te, done.pop(k)
 
-    def iter_scores(self, pairs: Iterable[tuple], spec: AlignSpec, batch_size: int = 32,
-                    chunk: int = 2048) -> Iterator[tuple[int, Encoded, Encoded, dict]]:
+    def iter_scores(
+        self, pairs: Iterable[tuple], spec: AlignSpec, batch_size: int = 32, chunk: int = 2048
+    ) -> Iterator[tuple[int, Encoded, Encoded, dict]]:
         """``(index, source, target, scores)`` for every pair, in input order; pairs are batched by
         length within chunks of ``chunk`` pairs, so memory stays bounded on a corpus."""
         buf: list[tuple[str, Sequence[str], Sequence[str]]] = []
@@ -174,15 +212,25 @@ class Aligner:
                     out += [(dump_name(method, shift, layer, h), method, layer, shift, h) for h in heads]
         return out
 
-    def links(self, src: Encoded, tgt: Encoded, scores: dict, spec: AlignSpec, per_head_files: bool = False
-              ) -> dict[str, list[tuple[int, int]]]:
+    def links(
+        self, src: Encoded, tgt: Encoded, scores: dict, spec: AlignSpec, per_head_files: bool = False
+    ) -> dict[str, list[tuple[int, int]]]:
         """Links of one scored pair for every setting, keyed by dump file name
         (``norm-awi-layer1.align``); per-head methods one file per head when ``per_head_files``."""
-        return {name: links_for(scores, src.words, tgt.words, spec, m, la, sh, h)
-                for name, m, la, sh, h in self.settings(spec, per_head_files)}
+        return {
+            name: links_for(scores, src.words, tgt.words, spec, m, la, sh, h)
+            for name, m, la, sh, h in self.settings(spec, per_head_files)
+        }
 
-    def word_scores(self, src: Encoded, tgt: Encoded, scores: dict, spec: AlignSpec, per_head_files: bool = False,
-                    null: bool = False) -> dict[str, np.ndarray]:
+    def word_scores(
+        self,
+        src: Encoded,
+        tgt: Encoded,
+        scores: dict,
+        spec: AlignSpec,
+        per_head_files: bool = False,
+        null: bool = False,
+    ) -> dict[str, np.ndarray]:
         """Word-level score matrices ``(tgt_words, src_words)`` of one scored pair for every setting
         (sum over a source word's pieces, mean over a target word's), keyed like :meth:`links`. With
         ``null`` each matrix has one more column, last: the target word's score on the source's special
@@ -192,15 +240,26 @@ class Aligner:
             m = scores[(method, layer)]
             if m.ndim == 3:
                 m = m[h] if h is not None else m[list(spec.heads) if spec.heads else slice(None)].mean(0)
-            w = aggregate_scores(select_rows(m, len(tgt.words), shift), src.words, tgt.words,
-                                 spec.src_reduce, spec.tgt_reduce, null=null)
+            w = aggregate_scores(
+                select_rows(m, len(tgt.words), shift), src.words, tgt.words, spec.src_reduce, spec.tgt_reduce, null=null
+            )
             out[name] = w[: int((tgt.words >= 0).any() and tgt.words.max() + 1)]  # no NULL row: not a word
         return out
 
-    def align(self, sources: Sequence, targets: Sequence, methods: Iterable[str] = ("norm",),
-              layers: Iterable[int] | None = None, shifts: Iterable[str] = ("awi",), level: str = "word",
-              decoder: str = "argmax", heads: Iterable[int] | None = None, batch_size: int = 32,
-              progress: bool | None = None, **decoder_options: float) -> dict[Key, list[list[tuple[int, int]]]]:
+    def align(
+        self,
+        sources: Sequence,
+        targets: Sequence,
+        methods: Iterable[str] = ("norm",),
+        layers: Iterable[int] | None = None,
+        shifts: Iterable[str] = ("awi",),
+        level: str = "word",
+        decoder: str = "argmax",
+        heads: Iterable[int] | None = None,
+        batch_size: int = 32,
+        progress: bool | None = None,
+        **decoder_options: float,
+    ) -> dict[Key, list[list[tuple[int, int]]]]:
         """Word links per sentence for every (method, layer, shift); per-head methods average the
         chosen ``heads`` (default all).
 
@@ -210,19 +269,22 @@ class Aligner:
         if len(sources) != len(targets):
             raise ValueError(f"{len(sources)} source sentences but {len(targets)} target sentences")
         spec = self.spec(methods, layers, shifts, level, decoder, heads, **decoder_options)
-        out: dict[Key, list] = {(m, la, sh): [None] * len(sources) for m in spec.methods for la in spec.layers
-                                for sh in spec.shifts}
+        out: dict[Key, list] = {
+            (m, la, sh): [None] * len(sources) for m in spec.methods for la in spec.layers for sh in spec.shifts
+        }
         it = self.iter_scores(zip(sources, targets), spec, batch_size)
         if progress or (progress is None and len(sources) > 10 * batch_size):
             from tqdm import tqdm
+
             it = tqdm(it, total=len(sources), desc="aligning", unit="pair")
         for i, se, te, sc in it:
-            for (m, la, sh) in out:
+            for m, la, sh in out:
                 out[(m, la, sh)][i] = links_for(sc, se.words, te.words, spec, m, la, sh)
         return out
 
-    def score_matrix(self, source, target, method: str = "norm", layer: int | None = None,
-                     shift: str = "awi") -> np.ndarray:
+    def score_matrix(
+        self, source, target, method: str = "norm", layer: int | None = None, shift: str = "awi"
+    ) -> np.ndarray:
         """Word-level scores (tgt_words, src_words) of one pair, for plotting (per head: mean of heads)."""
         layer = self.n_layers - 1 if layer is None else layer
         spec = self.spec([method], [layer], [shift])
@@ -232,21 +294,29 @@ class Aligner:
         rows = select_rows(m, len(te.words), shift)
         return aggregate_scores(rows, se.words, te.words)
 
-    def translate_and_align(self, sources: Sequence, methods: Iterable[str] = ("norm",), layers=None,
-                            shifts: Iterable[str] = ("awi",), batch_size: int = 16, **generate
-                            ) -> tuple[list[list[str]], dict[Key, list[list[tuple[int, int]]]]]:
+    def translate_and_align(
+        self,
+        sources: Sequence,
+        methods: Iterable[str] = ("norm",),
+        layers=None,
+        shifts: Iterable[str] = ("awi",),
+        batch_size: int = 16,
+        **generate,
+    ) -> tuple[list[list[str]], dict[Key, list[list[tuple[int, int]]]]]:
         """Translate, then align each source with the model's own output."""
         hyps = self.translate(sources, batch_size=batch_size, **generate)
         return hyps, self.align(sources, hyps, methods, layers, shifts, batch_size=batch_size)
 
-    def dump(self, pairs: Sequence[tuple], spec: AlignSpec, batch_size: int = 32, progress: bool = False
-             ) -> dict[str, list[list[tuple[int, int]]]]:
+    def dump(
+        self, pairs: Sequence[tuple], spec: AlignSpec, batch_size: int = 32, progress: bool = False
+    ) -> dict[str, list[list[tuple[int, int]]]]:
         """Links of every pair for every setting, keyed by dump file name (``norm-awi-layer1.align``;
         per-head methods one file per head): what ``align-extract --out`` writes, in memory."""
         out: dict[str, list] = {}
         it = self.iter_scores(pairs, spec, batch_size)
         if progress:
             from tqdm import tqdm
+
             it = tqdm(it, total=len(pairs), desc="aligning", unit="pair")
         for _, se, te, sc in it:
             for name, links in self.links(se, te, sc, spec, per_head_files=True).items():

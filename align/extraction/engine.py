@@ -46,8 +46,9 @@ class Recorder:
         self._handles: list = []
 
     def __enter__(self) -> Recorder:
-        sites: list[tuple[str, int, AttentionSite | None, bool]] = [("cross", i, la.cross, False)
-                                                              for i, la in enumerate(self.layers)]
+        sites: list[tuple[str, int, AttentionSite | None, bool]] = [
+            ("cross", i, la.cross, False) for i, la in enumerate(self.layers)
+        ]
         if self.self_attention:
             sites += [("decoder", i, la.self_attn, True) for i, la in enumerate(self.layers)]
             sites += [("encoder", i, s, True) for i, s in enumerate(self.encoder)]
@@ -74,28 +75,34 @@ class Recorder:
         def hook(module, args, kwargs):
             rec.pop("v", None)  # a value projection recorded from here on belongs to this call
             return self.adapter.prepare_call(args, kwargs, is_self)
+
         return hook
 
     def _post(self, rec: dict, is_self: bool):
         def hook(module, args, kwargs, output):
             rec["call"] = self.adapter.read_call(args, kwargs, output, is_self)
+
         return hook
 
     def _ln(self, rec: dict):
         def hook(module, args, output):
             rec["ln_in"] = self.adapter._t(args[0])
+
         return hook
 
     def _v(self, rec: dict):
         def hook(module, args, output):
             if isinstance(output, torch.Tensor):  # a wrapped Linear returning more than a tensor: recompute instead
                 rec["v"] = self.adapter._t(output)
+
         return hook
 
     def _inputs(self, part: str, index: int) -> LayerInputs:
         rec = self.records.get((part, index), {})
         if "call" not in rec:
-            raise RuntimeError(f"{part} attention of layer {index} recorded nothing: was the model run inside the recorder?")
+            raise RuntimeError(
+                f"{part} attention of layer {index} recorded nothing: was the model run inside the recorder?"
+            )
         c = rec["call"]
         residual = rec["ln_in"] if "ln_in" in rec else c.query
         v = rec.get("v")
@@ -123,8 +130,9 @@ class Recorder:
         return self._inputs(part, index), blk
 
 
-def score_recorded(rec: Recorder, src_mask: torch.Tensor, tgt_mask: torch.Tensor, methods: Sequence[str],
-                   layers: Sequence[int]) -> list[dict[tuple[str, int], np.ndarray]]:
+def score_recorded(
+    rec: Recorder, src_mask: torch.Tensor, tgt_mask: torch.Tensor, methods: Sequence[str], layers: Sequence[int]
+) -> list[dict[tuple[str, int], np.ndarray]]:
     """Per-sentence scores of a recorded teacher-forced pass: ``{(method, layer): (steps, S)}`` (per
     head ``(H, steps, S)``); ``src_mask`` (B, S) and ``tgt_mask`` (B, T) mark real tokens on either
     padding side, and rows and columns of padding are cut off."""
@@ -136,8 +144,12 @@ def score_recorded(rec: Recorder, src_mask: torch.Tensor, tgt_mask: torch.Tensor
     todo = sorted(wanted)
     if "previous-layers" in needs(methods):  # rollouts carry state from layer 0 upwards
         todo = list(range(max(todo) + 1))
-    model_ctx = ModelContext(self_attention=rec.self_block if rec.self_attention else None,
-                             n_encoder_layers=len(rec.encoder), src_mask=src_mask, tgt_mask=tgt_mask)
+    model_ctx = ModelContext(
+        self_attention=rec.self_block if rec.self_attention else None,
+        n_encoder_layers=len(rec.encoder),
+        src_mask=src_mask,
+        tgt_mask=tgt_mask,
+    )
     for layer_idx in todo:
         ctx = LayerContext(rec.layer_inputs(layer_idx), rec.layer(layer_idx), layer_idx, src_mask, tgt_mask, model_ctx)
         # a layer computed only to carry a rollout runs the rollout methods alone
@@ -165,8 +177,15 @@ def collate(seqs: Sequence[Sequence[int]], pad: int, device=None) -> tuple[torch
 
 
 @torch.no_grad()
-def score_pairs(model, adapter: Adapter, src: Sequence[Sequence[int]], labels: Sequence[Sequence[int]], pad: int,
-                methods: Sequence[str], layers: Sequence[int]) -> list[dict[tuple[str, int], np.ndarray]]:
+def score_pairs(
+    model,
+    adapter: Adapter,
+    src: Sequence[Sequence[int]],
+    labels: Sequence[Sequence[int]],
+    pad: int,
+    methods: Sequence[str],
+    layers: Sequence[int],
+) -> list[dict[tuple[str, int], np.ndarray]]:
     """Scores of each (source ids, target labels) pair from one teacher-forced pass:
     ``{(method, layer): (len(labels), len(src))}`` per sentence, per head ``(H, ...)``.
 
@@ -222,8 +241,16 @@ def level_maps(src_words: np.ndarray, tgt_words: np.ndarray, level: str) -> tupl
     return np.where(src_words < 0, -1, 0), np.where(tgt_words < 0, -1, 0)
 
 
-def links_for(scores: dict, src_words: np.ndarray, tgt_words: np.ndarray, spec: AlignSpec, method: str, layer: int,
-              shift: str, head: int | None = None) -> list[tuple[int, int]]:
+def links_for(
+    scores: dict,
+    src_words: np.ndarray,
+    tgt_words: np.ndarray,
+    spec: AlignSpec,
+    method: str,
+    layer: int,
+    shift: str,
+    head: int | None = None,
+) -> list[tuple[int, int]]:
     """Word (or subword) links of one sentence for one (method, layer, shift[, head]).
 
     ``tgt_words`` maps the labels before the final one (which is always a special, EOS or a
@@ -234,8 +261,17 @@ def links_for(scores: dict, src_words: np.ndarray, tgt_words: np.ndarray, spec: 
         m = m[head] if head is not None else m[list(spec.heads) if spec.heads else slice(None)].mean(0)
     rows = select_rows(m, len(tgt_words), shift)
     sw, tw = level_maps(src_words, tgt_words, spec.level)
-    return token_scores_to_links(rows, sw, tw, spec.level, spec.decoder, spec.src_reduce, spec.tgt_reduce,
-                                 spec.specials_policy, dict(spec.decoder_options))
+    return token_scores_to_links(
+        rows,
+        sw,
+        tw,
+        spec.level,
+        spec.decoder,
+        spec.src_reduce,
+        spec.tgt_reduce,
+        spec.specials_policy,
+        dict(spec.decoder_options),
+    )
 
 
 def n_layers_heads(model, adapter: Adapter) -> tuple[int, int]:

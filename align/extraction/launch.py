@@ -49,8 +49,9 @@ def _pair(env: Mapping[str, str], rank: str, size: str) -> tuple[int, int] | Non
     if r is None and n is None:
         return None
     if r is None or n is None:
-        raise LaunchError(f"{rank if r is None else size} is missing while {size if r is None else rank} is set; "
-                          "expected both")
+        raise LaunchError(
+            f"{rank if r is None else size} is missing while {size if r is None else rank} is set; expected both"
+        )
     if n < 1 or not 0 <= r < n:
         raise LaunchError(f"{rank}={r} and {size}={n}: expected 0 <= {rank} < {size}")
     return r, n
@@ -69,14 +70,17 @@ def shard_from_env(env: Mapping[str, str] | None = None) -> Shard:
             raise LaunchError("SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT must both be set for a job array")
         first = _int(env, "SLURM_ARRAY_TASK_MIN") or 0
         if array_count < 1 or not 0 <= array_id - first < array_count:
-            raise LaunchError(f"SLURM_ARRAY_TASK_ID={array_id} is not among the {array_count} tasks from "
-                              f"SLURM_ARRAY_TASK_MIN={first}")
+            raise LaunchError(
+                f"SLURM_ARRAY_TASK_ID={array_id} is not among the {array_count} tasks from SLURM_ARRAY_TASK_MIN={first}"
+            )
         array = (array_id - first, array_count)
     if torch is not None and tasks is not None and tasks[1] > 1:
         per_task, rest = divmod(torch[1], tasks[1])
         if rest or per_task < 1 or torch[0] // per_task != tasks[0]:
-            raise LaunchError(f"the launchers disagree: RANK/WORLD_SIZE say {torch[0]}/{torch[1]} but "
-                              f"SLURM_PROCID/SLURM_NTASKS say {tasks[0]}/{tasks[1]}; give --shard K/N")
+            raise LaunchError(
+                f"the launchers disagree: RANK/WORLD_SIZE say {torch[0]}/{torch[1]} but "
+                f"SLURM_PROCID/SLURM_NTASKS say {tasks[0]}/{tasks[1]}; give --shard K/N"
+            )
     inner, launcher, local = None, "", None
     if torch is not None:
         inner, launcher, local = torch, "torchrun", _int(env, "LOCAL_RANK")
@@ -86,7 +90,9 @@ def shard_from_env(env: Mapping[str, str] | None = None) -> Shard:
         r, n = inner or (0, 1)
         return Shard(array[0] * n + r, array[1] * n, local, "slurm-array" + (f"+{launcher}" if launcher else ""))
     if inner is None:
-        raise LaunchError("--shard auto: no launcher variables found (torchrun/accelerate set RANK and WORLD_SIZE; "
-                          "Slurm sets SLURM_PROCID and SLURM_NTASKS, or SLURM_ARRAY_TASK_ID and "
-                          "SLURM_ARRAY_TASK_COUNT); give --shard K/N")
+        raise LaunchError(
+            "--shard auto: no launcher variables found (torchrun/accelerate set RANK and WORLD_SIZE; "
+            "Slurm sets SLURM_PROCID and SLURM_NTASKS, or SLURM_ARRAY_TASK_ID and "
+            "SLURM_ARRAY_TASK_COUNT); give --shard K/N"
+        )
     return Shard(inner[0], inner[1], local, launcher)

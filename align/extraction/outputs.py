@@ -59,15 +59,17 @@ def clean_stale(dest: str, say: Callable[[str], None] | None = None) -> list[str
         if not name.startswith(prefix):
             continue
         path = os.path.join(parent, name)
-        parts = name[len(prefix):].split(_SEP)
+        parts = name[len(prefix) :].split(_SEP)
         host, pid = (parts[0], int(parts[1])) if len(parts) >= 3 and parts[1].isdigit() else ("?", -1)
         if host == _host() and pid > 0 and not _alive(pid):
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
             say(f"removed {path}: a temporary folder left by a killed run (process {pid})")
         else:
-            say(f"note: {path} is the temporary folder of a run on host {host} (process {pid}) that may still be "
-                "going; remove it if that run is gone")
+            say(
+                f"note: {path} is the temporary folder of a run on host {host} (process {pid}) that may still be "
+                "going; remove it if that run is gone"
+            )
     return removed
 
 
@@ -111,8 +113,7 @@ def foreign_entries(folder: str) -> list[str]:
             continue
         if name == ".merge-lock" or _TMP_ENTRY.match(name):
             continue
-        if _TOOL_ENTRIES.match(name) and os.path.isdir(path) and not os.path.islink(path) \
-                and not foreign_entries(path):
+        if _TOOL_ENTRIES.match(name) and os.path.isdir(path) and not os.path.islink(path) and not foreign_entries(path):
             continue
         out.append(name)
     return out
@@ -134,21 +135,28 @@ def check_destination(dest: str, overwrite: bool, what: str = "output folder", i
     if os.path.exists(dest) and not os.path.isdir(dest):
         raise OutputExistsError(f"{dest}: exists and is not a folder; expected a folder to write the {what} into")
     if _inside(os.getcwd(), dest):
-        raise OutputExistsError(f"{dest}: is the current folder or holds it; expected a folder below it for the "
-                                f"{what} (it is published with one rename, which cannot move the current folder)")
+        raise OutputExistsError(
+            f"{dest}: is the current folder or holds it; expected a folder below it for the "
+            f"{what} (it is published with one rename, which cannot move the current folder)"
+        )
     for path in inputs:
         if path and path != "-" and _inside(path, dest):
-            raise OutputExistsError(f"{dest}: holds the input {path}; expected an {what} apart from the input "
-                                    "(--overwrite would delete it)")
+            raise OutputExistsError(
+                f"{dest}: holds the input {path}; expected an {what} apart from the input (--overwrite would delete it)"
+            )
     if not overwrite and not is_empty_or_missing(dest):
-        raise OutputExistsError(f"{dest}: the {what} exists and holds files (an earlier run's?); remove it, choose "
-                                "another folder, or pass --overwrite to replace it whole")
+        raise OutputExistsError(
+            f"{dest}: the {what} exists and holds files (an earlier run's?); remove it, choose "
+            "another folder, or pass --overwrite to replace it whole"
+        )
     if overwrite and not is_empty_or_missing(dest):
         foreign = foreign_entries(dest)
         if foreign:
-            raise OutputExistsError(f"{dest}: holds {', '.join(foreign[:3])}{' ...' if len(foreign) > 3 else ''}, "
-                                    "which no manifest.json of this tool lists; --overwrite replaces only a folder "
-                                    "this tool wrote: remove those files yourself or choose another folder")
+            raise OutputExistsError(
+                f"{dest}: holds {', '.join(foreign[:3])}{' ...' if len(foreign) > 3 else ''}, "
+                "which no manifest.json of this tool lists; --overwrite replaces only a folder "
+                "this tool wrote: remove those files yourself or choose another folder"
+            )
     parent = os.path.dirname(absolute)
     os.makedirs(parent, exist_ok=True)
     if not os.access(parent, os.W_OK):
@@ -217,8 +225,14 @@ def lock(folder: str, name: str = ".merge-lock") -> Iterator[tuple[bool, str, bo
         owner = _lock_owner(path)
         host, _, pid = owner.partition(_SEP)
         if not owner or not pid.isdigit():
-            yield False, (f"{path} has no valid owner file (found {owner[:40]!r}); expected HOST~PID: remove it "
-                          f"and run align-merge {folder}"), False
+            yield (
+                False,
+                (
+                    f"{path} has no valid owner file (found {owner[:40]!r}); expected HOST~PID: remove it "
+                    f"and run align-merge {folder}"
+                ),
+                False,
+            )
             return
         if host == _host() and not _alive(int(pid)):
             stale = f"{path}.stale{_SEP}{mine}"
@@ -229,7 +243,13 @@ def lock(folder: str, name: str = ".merge-lock") -> Iterator[tuple[bool, str, bo
             shutil.rmtree(stale, ignore_errors=True)
             continue
         where = "this host" if host == _host() else f"host {host}"
-        yield False, (f"{path} is held by process {pid} on {where} (merging now?); if that run is gone, remove "
-                      f"it and run align-merge {folder}"), True
+        yield (
+            False,
+            (
+                f"{path} is held by process {pid} on {where} (merging now?); if that run is gone, remove "
+                f"it and run align-merge {folder}"
+            ),
+            True,
+        )
         return
     yield False, f"{path}: could not be taken; run align-merge {folder}", False

@@ -48,15 +48,29 @@ def write_manifest(folder: str, manifest: dict) -> None:
         f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
 
 
-def shard_manifest(shard: int, shards: int, total: int, sentences: int, files: list[str],
-                   signature: dict | None) -> dict:
+def shard_manifest(
+    shard: int, shards: int, total: int, sentences: int, files: list[str], signature: dict | None
+) -> dict:
     """What a shard records about itself and its run."""
-    return {"shard": shard, "shards": shards, "total": total, "sentences": sentences, "files": sorted(files),
-            "signature": signature or {}}
+    return {
+        "shard": shard,
+        "shards": shards,
+        "total": total,
+        "sentences": sentences,
+        "files": sorted(files),
+        "signature": signature or {},
+    }
 
 
-def write_shard(folder: str, shard: int, shards: int, total: int, files: dict[str, list[tuple[int, str]]],
-                signature: dict | None = None, overwrite: bool = False) -> str:
+def write_shard(
+    folder: str,
+    shard: int,
+    shards: int,
+    total: int,
+    files: dict[str, list[tuple[int, str]]],
+    signature: dict | None = None,
+    overwrite: bool = False,
+) -> str:
     """Write one rank's part: ``files`` maps a setting's file name to ``(global id, payload)`` rows.
     Published with one rename, so a shard is whole or absent (an existing one replaced only with ``overwrite``)."""
     if not 0 <= shard < shards:
@@ -85,8 +99,10 @@ def _read_manifest(path: str) -> dict:
     need = {"shard": int, "shards": int, "total": int, "files": list}
     bad = [k for k, t in need.items() if not isinstance(man.get(k) if isinstance(man, dict) else None, t)]
     if bad:
-        raise ShardError(f"{os.path.join(path, MANIFEST)}: no valid {', '.join(bad)}; expected a shard manifest "
-                         "written by align-extract or the fairseq plugin")
+        raise ShardError(
+            f"{os.path.join(path, MANIFEST)}: no valid {', '.join(bad)}; expected a shard manifest "
+            "written by align-extract or the fairseq plugin"
+        )
     for name in man["files"]:
         check_file_name(name, os.path.join(path, MANIFEST))
     if len(set(man["files"])) != len(man["files"]):
@@ -101,8 +117,10 @@ def check_file_name(name, where: str) -> str:
     """``name`` if it is a plain file name (no folder part, not hidden, not ``..``); ShardError naming
     ``where`` otherwise: a manifest is input, and its names must never reach outside their folder."""
     if not isinstance(name, str) or not _NAME.match(name) or name == MANIFEST:
-        raise ShardError(f"{where}: file name {str(name)[:80]!r}; expected a plain file name inside the shard "
-                         "folder (no '/', '..', hidden or control characters)")
+        raise ShardError(
+            f"{where}: file name {str(name)[:80]!r}; expected a plain file name inside the shard "
+            "folder (no '/', '..', hidden or control characters)"
+        )
     return name
 
 
@@ -117,8 +135,10 @@ def _rows(path: str, f: IO[str]) -> Iterator[tuple[int, str, int]]:
             raise ShardError(f"{path}:{n}: expected 'ID<TAB>payload'; found {line.rstrip()[:60]!r}")
         i = int(sid)
         if i <= last:
-            raise ShardError(f"{path}:{n}: sentence {i} after {last}; expected ascending ids"
-                             + (" (it appears twice)" if i == last else ""))
+            raise ShardError(
+                f"{path}:{n}: sentence {i} after {last}; expected ascending ids"
+                + (" (it appears twice)" if i == last else "")
+            )
         last = i
         yield i, payload, n
 
@@ -142,8 +162,11 @@ def find_shards(folder: str) -> dict[int, str]:
     shards = counts[0]
     missing = sorted(set(range(shards)) - {k for k, _ in found.values()})
     if missing:
-        raise ShardError(f"{folder}: shard(s) {', '.join(map(str, missing))} of {shards} missing (expected "
-                         + ", ".join(os.path.basename(shard_dir(folder, k, shards)) for k in missing) + ")")
+        raise ShardError(
+            f"{folder}: shard(s) {', '.join(map(str, missing))} of {shards} missing (expected "
+            + ", ".join(os.path.basename(shard_dir(folder, k, shards)) for k in missing)
+            + ")"
+        )
     return {k: os.path.join(folder, e) for e, (k, _) in found.items()}
 
 
@@ -154,19 +177,27 @@ def check_manifests(paths: dict[int, str]) -> list[dict]:
     first = mans[0]
     for k, man in enumerate(mans):
         if man["shard"] != k or man["shards"] != len(mans):
-            raise ShardError(f"{paths[k]}: its manifest says shard {man['shard']} of {man['shards']}; expected "
-                             f"{k} of {len(mans)} as the folder name says")
+            raise ShardError(
+                f"{paths[k]}: its manifest says shard {man['shard']} of {man['shards']}; expected "
+                f"{k} of {len(mans)} as the folder name says"
+            )
         if man["total"] != first["total"]:
-            raise ShardError(f"{paths[k]}: the input has {man['total']} sentences but {first['total']} in "
-                             f"{paths[0]}: shards of different inputs")
+            raise ShardError(
+                f"{paths[k]}: the input has {man['total']} sentences but {first['total']} in "
+                f"{paths[0]}: shards of different inputs"
+            )
         if sorted(man["files"]) != sorted(first["files"]):
             extra = sorted(set(man["files"]) ^ set(first["files"]))
-            raise ShardError(f"{paths[k]}: writes other settings than {paths[0]} (differing files: "
-                             f"{', '.join(extra[:5])}); expected the same methods, layers and shifts")
+            raise ShardError(
+                f"{paths[k]}: writes other settings than {paths[0]} (differing files: "
+                f"{', '.join(extra[:5])}); expected the same methods, layers and shifts"
+            )
         diff = differing(first.get("signature") or {}, man.get("signature") or {})
         if diff:
-            raise ShardError(f"{paths[k]}: made by another run than {paths[0]}: {', '.join(diff)} differ"
-                             f" (e.g. {diff[0]}: {_get(man, diff[0])!r} vs {_get(first, diff[0])!r})")
+            raise ShardError(
+                f"{paths[k]}: made by another run than {paths[0]}: {', '.join(diff)} differ"
+                f" (e.g. {diff[0]}: {_get(man, diff[0])!r} vs {_get(first, diff[0])!r})"
+            )
     return mans
 
 
@@ -192,8 +223,10 @@ def merge(folder: str, overwrite: bool = False) -> tuple[int, int, list[str]]:
         with publishing(dest, overwrite) as tmp:
             for name in names:
                 _merge_file(paths, name, total, os.path.join(tmp, name))
-            write_manifest(tmp, {"shards": len(paths), "sentences": total, "files": names,
-                                 "signature": mans[0].get("signature") or {}})
+            write_manifest(
+                tmp,
+                {"shards": len(paths), "sentences": total, "files": names, "signature": mans[0].get("signature") or {}},
+            )
     except OutputExistsError as e:
         raise ShardError(str(e)) from None
     return len(paths), total, names
@@ -224,8 +257,9 @@ def _merge_file(paths: dict[int, str], name: str, total: int, out: str) -> None:
                 if i != expected:
                     where = os.path.join(paths[k], name)
                     if i < expected:
-                        raise ShardError(f"{where}:{n}: sentence {i} is in another shard too; expected each "
-                                         "sentence in one shard")
+                        raise ShardError(
+                            f"{where}:{n}: sentence {i} is in another shard too; expected each sentence in one shard"
+                        )
                     raise ShardError(f"{name}: sentence {expected} is in no shard (the next is {i} in {where}:{n})")
                 if i >= total:
                     raise ShardError(f"{os.path.join(paths[k], name)}:{n}: sentence {i}; the input has {total}")

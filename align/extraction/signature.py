@@ -56,7 +56,9 @@ def short(signature: Mapping[str, Any]) -> str:
     for key in ("model", "input"):
         v = signature.get(key) or {}
         # digests are cut to 12 hex digits; a test set's own signature stays whole (it is short already)
-        parts.append(f"{key}:" + ",".join(f"{k}={str(x) if k == 'test_set' else str(x)[:12]}"
-                                          for k, x in sorted(v.items()) if k != "path"))
+        parts.append(
+            f"{key}:"
+            + ",".join(f"{k}={str(x) if k == 'test_set' else str(x)[:12]}" for k, x in sorted(v.items()) if k != "path")
+        )
     parts.append(f"version:{signature.get('version')}")
     return "|".join(parts)

@@ -90,8 +90,13 @@ class Alignments:
                     srcs.append(s)
                     tgts.append(t)
                     flags.append(flag)
-        return cls.from_arrays(np.array(sents, dtype=np.int64), np.array(srcs, dtype=np.int64),
-                               np.array(tgts, dtype=np.int64), np.array(flags, dtype=bool), n)
+        return cls.from_arrays(
+            np.array(sents, dtype=np.int64),
+            np.array(srcs, dtype=np.int64),
+            np.array(tgts, dtype=np.int64),
+            np.array(flags, dtype=bool),
+            n,
+        )
 
     @classmethod
     def empty(cls, n_sentences: int) -> Alignments:
@@ -153,12 +158,19 @@ class Alignments:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Alignments):
             return NotImplemented
-        return (np.array_equal(self.offsets, other.offsets) and np.array_equal(self.src, other.src)
-                and np.array_equal(self.tgt, other.tgt) and np.array_equal(self.sure, other.sure))
+        return (
+            np.array_equal(self.offsets, other.offsets)
+            and np.array_equal(self.src, other.src)
+            and np.array_equal(self.tgt, other.tgt)
+            and np.array_equal(self.sure, other.sure)
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
 
 def _keys(sent: np.ndarray, src: np.ndarray, tgt: np.ndarray) -> np.ndarray:
-    return ((np.asarray(sent, dtype=np.int64) << (2 * _SIDE_BITS))
-            | (np.asarray(src, dtype=np.int64) << _SIDE_BITS) | np.asarray(tgt, dtype=np.int64))
+    return (
+        (np.asarray(sent, dtype=np.int64) << (2 * _SIDE_BITS))
+        | (np.asarray(src, dtype=np.int64) << _SIDE_BITS)
+        | np.asarray(tgt, dtype=np.int64)
+    )

@@ -38,15 +38,34 @@ from typing import Any
 
 import numpy as np
 
-CELL_FEATURES = ("row_share", "col_share", "row_ratio", "col_ratio", "row_argmax", "col_argmax", "both_argmax",
-                 "log_row_vs_uniform", "log_col_vs_uniform", "log_src_len", "log_tgt_len", "null_share")
+CELL_FEATURES = (
+    "row_share",
+    "col_share",
+    "row_ratio",
+    "col_ratio",
+    "row_argmax",
+    "col_argmax",
+    "both_argmax",
+    "log_row_vs_uniform",
+    "log_col_vs_uniform",
+    "log_src_len",
+    "log_tgt_len",
+    "null_share",
+)
 """What each cell is described by, in order (see :func:`cell_features`)."""
 
 REVERSE_FEATURES = tuple(f"rev_{name}" for name in CELL_FEATURES)
 """The same features of the cell in the reverse model's matrix (a bidirectional calibration has both)."""
 
-SENTENCE_FEATURES = ("tgt_coverage", "src_coverage", "coverage_hmean", "links_per_tgt_word", "links_per_src_word",
-                     "abs_log_length_ratio", "log_length_ratio")
+SENTENCE_FEATURES = (
+    "tgt_coverage",
+    "src_coverage",
+    "coverage_hmean",
+    "links_per_tgt_word",
+    "links_per_src_word",
+    "abs_log_length_ratio",
+    "log_length_ratio",
+)
 """What each sentence pair is described by, in order (see :func:`sentence_features`)."""
 
 CORRUPTIONS = ("shuffled", "truncated", "appended")
@@ -80,20 +99,34 @@ def cell_features(scores: np.ndarray, null: np.ndarray | None = None) -> np.ndar
     ra = ((m == row_max) & (row_max > 0)).astype(np.float64)
     ca = ((m == col_max) & (col_max > 0)).astype(np.float64)
     nul = np.zeros((t, 1)) if null is None else np.maximum(np.asarray(null, dtype=np.float64), 0.0).reshape(t, 1)
-    cols = [rs, cs, m / (row_max + _EPS), m / (col_max + _EPS), ra, ca, ra * ca,
-            np.log(rs * s + 1e-4), np.log(cs * t + 1e-4), np.full_like(m, math.log(s)), np.full_like(m, math.log(t)),
-            np.broadcast_to(nul / (row_sum + nul + _EPS), m.shape)]
+    cols = [
+        rs,
+        cs,
+        m / (row_max + _EPS),
+        m / (col_max + _EPS),
+        ra,
+        ca,
+        ra * ca,
+        np.log(rs * s + 1e-4),
+        np.log(cs * t + 1e-4),
+        np.full_like(m, math.log(s)),
+        np.full_like(m, math.log(t)),
+        np.broadcast_to(nul / (row_sum + nul + _EPS), m.shape),
+    ]
     return np.stack([c.ravel() for c in cols], axis=1)
 
 
-def pair_features(scores: np.ndarray, null: np.ndarray | None, reverse: np.ndarray,
-                  reverse_null: np.ndarray | None) -> np.ndarray:
+def pair_features(
+    scores: np.ndarray, null: np.ndarray | None, reverse: np.ndarray, reverse_null: np.ndarray | None
+) -> np.ndarray:
     """Forward (T, S) and reverse (S, T) scores (each with its NULL mass) -> (T * S, 2 * len(CELL_FEATURES)):
     each cell's forward features, then the same cell's features in the reverse model's matrix."""
     t, s = np.shape(scores)
     if np.shape(reverse) != (s, t):
-        raise CalibrationError(f"reverse scores of shape {np.shape(reverse)}; expected {(s, t)}, the forward "
-                               f"(tgt, src) = {(t, s)} transposed (the same words, the other way round)")
+        raise CalibrationError(
+            f"reverse scores of shape {np.shape(reverse)}; expected {(s, t)}, the forward "
+            f"(tgt, src) = {(t, s)} transposed (the same words, the other way round)"
+        )
     rev = cell_features(reverse, reverse_null).reshape(s, t, -1).transpose(1, 0, 2).reshape(t * s, -1)
     return np.concatenate([cell_features(scores, null), rev], axis=1)
 
@@ -124,28 +157,38 @@ class Logistic:
         return np.asarray(1.0 / (1.0 + np.exp(-np.clip(self.weights[0] + z @ self.weights[1:], -500, 500))))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"features": list(self.features), "mean": self.mean.tolist(), "scale": self.scale.tolist(),
-                "weights": self.weights.tolist()}
+        return {
+            "features": list(self.features),
+            "mean": self.mean.tolist(),
+            "scale": self.scale.tolist(),
+            "weights": self.weights.tolist(),
+        }
 
     @classmethod
     def from_dict(cls, d: Any, features: Sequence[str], where: str) -> Logistic:
         """Read one model of a calibration file; CalibrationError naming ``where`` if it is malformed."""
         if not isinstance(d, dict) or list(d.get("features", [])) != list(features):
-            raise CalibrationError(f"{where}: features {d.get('features') if isinstance(d, dict) else d!r}; "
-                                   f"expected {list(features)}")
+            raise CalibrationError(
+                f"{where}: features {d.get('features') if isinstance(d, dict) else d!r}; expected {list(features)}"
+            )
         try:
             mean, scale, w = (np.array(d[k], dtype=np.float64) for k in ("mean", "scale", "weights"))
         except (KeyError, TypeError, ValueError):
             raise CalibrationError(f"{where}: expected numbers under 'mean', 'scale' and 'weights'") from None
         n = len(features)
-        if mean.shape != (n,) or scale.shape != (n,) or w.shape != (n + 1,) or not (
-                np.isfinite(mean).all() and np.isfinite(w).all() and (scale > 0).all()):
+        if (
+            mean.shape != (n,)
+            or scale.shape != (n,)
+            or w.shape != (n + 1,)
+            or not (np.isfinite(mean).all() and np.isfinite(w).all() and (scale > 0).all())
+        ):
             raise CalibrationError(f"{where}: expected {n} means, {n} positive scales and {n + 1} finite weights")
         return cls(tuple(features), mean, scale, w)
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, features: Sequence[str], l2: float = 1e-2,
-                 iterations: int = 50) -> Logistic:
+def fit_logistic(
+    x: np.ndarray, y: np.ndarray, features: Sequence[str], l2: float = 1e-2, iterations: int = 50
+) -> Logistic:
     """Fit :class:`Logistic` to (n, k) features and (n,) 0/1 labels by Newton's method; ``l2`` penalizes the
     weights (not the intercept), so separable data still give finite weights."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
@@ -176,7 +219,9 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, features: Sequence[str], l2: floa
     return Logistic(tuple(features), mean, scale, w)
 
 
-def corrupt(pairs: Sequence[tuple[list[str], list[str]]], kind: str, seed: int = 1) -> list[tuple[list[str], list[str]]]:
+def corrupt(
+    pairs: Sequence[tuple[list[str], list[str]]], kind: str, seed: int = 1
+) -> list[tuple[list[str], list[str]]]:
     """Corrupted copies of sentence pairs: ``shuffled`` (each target replaced by another pair's), ``truncated``
     (the target cut to its first half, at least one word) or ``appended`` (another pair's target appended)."""
     n = len(pairs)
@@ -208,15 +253,22 @@ class Calibration:
         """Whether the cell model also reads the reverse model's scores (``probabilities(..., reverse=...)``)."""
         return len(self.cells.features) > len(CELL_FEATURES)
 
-    def probabilities(self, scores: np.ndarray, null: np.ndarray | None = None, reverse: np.ndarray | None = None,
-                      reverse_null: np.ndarray | None = None) -> np.ndarray:
+    def probabilities(
+        self,
+        scores: np.ndarray,
+        null: np.ndarray | None = None,
+        reverse: np.ndarray | None = None,
+        reverse_null: np.ndarray | None = None,
+    ) -> np.ndarray:
         """(T, S) word scores (and (T,) NULL mass; for a bidirectional calibration also the reverse model's
         (S, T) scores and (S,) NULL mass) -> (T, S) P(gold link)."""
         t, s = np.shape(scores)
         if self.bidirectional != (reverse is not None):
-            raise CalibrationError("a bidirectional calibration needs the reverse model's scores, and only it takes "
-                                   "them" if self.bidirectional else "this calibration is of one direction: no reverse "
-                                   "scores")
+            raise CalibrationError(
+                "a bidirectional calibration needs the reverse model's scores, and only it takes them"
+                if self.bidirectional
+                else "this calibration is of one direction: no reverse scores"
+            )
         if t == 0 or s == 0:
             return np.zeros((t, s))
         x = cell_features(scores, null) if reverse is None else pair_features(scores, null, reverse, reverse_null)
@@ -235,15 +287,31 @@ class Calibration:
                 if key == "path":
                     continue
                 if want.get(key) != got.get(key):
-                    raise CalibrationError(f"{path}: fitted on {what} {key}={want.get(key)!r}; this run has "
-                                           f"{key}={got.get(key)!r} (a calibration holds for one model and setting)")
+                    raise CalibrationError(
+                        f"{path}: fitted on {what} {key}={want.get(key)!r}; this run has "
+                        f"{key}={got.get(key)!r} (a calibration holds for one model and setting)"
+                    )
 
     def to_json(self) -> str:
         from .. import __version__
-        return json.dumps({"format": FORMAT, "version": 1, "package": __version__, "model": self.model,
-                           "setting": self.setting, "cells": self.cells.to_dict(),
-                           "sentence": self.sentence.to_dict(), "fitted_on": self.fitted_on,
-                           "measured": self.measured}, indent=1) + "\n"
+
+        return (
+            json.dumps(
+                {
+                    "format": FORMAT,
+                    "version": 1,
+                    "package": __version__,
+                    "model": self.model,
+                    "setting": self.setting,
+                    "cells": self.cells.to_dict(),
+                    "sentence": self.sentence.to_dict(),
+                    "fitted_on": self.fitted_on,
+                    "measured": self.measured,
+                },
+                indent=1,
+            )
+            + "\n"
+        )
 
 
 def read_calibration(path: str) -> Calibration:
@@ -256,54 +324,84 @@ def read_calibration(path: str) -> Calibration:
     except (ValueError, UnicodeDecodeError):
         raise CalibrationError(f"{path}: not JSON; expected a calibration file written by align-calibrate") from None
     if not isinstance(d, dict) or d.get("format") != FORMAT:
-        raise CalibrationError(f"{path}: format {d.get('format') if isinstance(d, dict) else None!r}; expected "
-                               f"{FORMAT!r} (a file written by align-calibrate)")
+        raise CalibrationError(
+            f"{path}: format {d.get('format') if isinstance(d, dict) else None!r}; expected "
+            f"{FORMAT!r} (a file written by align-calibrate)"
+        )
     for key in ("model", "setting"):
         if not isinstance(d.get(key), dict):
             raise CalibrationError(f"{path}: no {key!r} object; expected the model and setting it was fitted on")
     cells = d.get("cells")
     both = isinstance(cells, dict) and len(cells.get("features") or []) == 2 * len(CELL_FEATURES)
-    return Calibration(d["model"], d["setting"],
-                       Logistic.from_dict(cells, CELL_FEATURES + REVERSE_FEATURES if both else CELL_FEATURES,
-                                          f"{path}: cells"),
-                       Logistic.from_dict(d.get("sentence"), SENTENCE_FEATURES, f"{path}: sentence"),
-                       d.get("fitted_on") or {}, d.get("measured") or {})
+    return Calibration(
+        d["model"],
+        d["setting"],
+        Logistic.from_dict(cells, CELL_FEATURES + REVERSE_FEATURES if both else CELL_FEATURES, f"{path}: cells"),
+        Logistic.from_dict(d.get("sentence"), SENTENCE_FEATURES, f"{path}: sentence"),
+        d.get("fitted_on") or {},
+        d.get("measured") or {},
+    )
 
 
 def write_calibration(path: str, calibration: Calibration) -> None:
     """Write atomically (no partial file is ever left)."""
     from .formats import write_text_atomic
+
     write_text_atomic(os.fspath(path), calibration.to_json())
 
 
-def fit_calibration(matrices: Sequence[tuple[Any, ...]], gold_cells: Sequence[np.ndarray],
-                    negatives: Sequence[tuple[Any, ...]], model: dict[str, Any], setting: dict[str, Any],
-                    fitted_on: dict[str, Any]) -> Calibration:
+def fit_calibration(
+    matrices: Sequence[tuple[Any, ...]],
+    gold_cells: Sequence[np.ndarray],
+    negatives: Sequence[tuple[Any, ...]],
+    model: dict[str, Any],
+    setting: dict[str, Any],
+    fitted_on: dict[str, Any],
+) -> Calibration:
     """Fit a calibration from the gold sentences' (scores, NULL mass) and their (T, S) 0/1 gold cells, and the
     (scores, NULL mass) of corrupted pairs (the sentence model's negatives). Tuples of four, (scores, NULL,
     reverse scores (S, T), reverse NULL), fit a bidirectional calibration. CalibrationError if there are
     too few gold sentences or links to fit (:data:`MIN_SENTENCES`, :data:`MIN_LINKS`)."""
     if len(matrices) != len(gold_cells):
-        raise CalibrationError(f"{len(matrices)} score matrices but {len(gold_cells)} gold sentences; expected one each")
+        raise CalibrationError(
+            f"{len(matrices)} score matrices but {len(gold_cells)} gold sentences; expected one each"
+        )
     both = bool(matrices) and len(matrices[0]) == 4
     x = [pair_features(*m) if both else cell_features(*m) for m in matrices]
     y = [np.asarray(g, dtype=np.float64).ravel() for g in gold_cells]
     for k, (m, g) in enumerate(zip((mm[0] for mm in matrices), gold_cells)):
         if np.shape(m) != np.shape(g):
-            raise CalibrationError(f"sentence {k + 1}: scores of shape {np.shape(m)} but gold cells of shape "
-                                   f"{np.shape(g)}; expected the same (tgt_len, src_len)")
+            raise CalibrationError(
+                f"sentence {k + 1}: scores of shape {np.shape(m)} but gold cells of shape "
+                f"{np.shape(g)}; expected the same (tgt_len, src_len)"
+            )
     labels = np.concatenate(y) if y else np.zeros(0)
     links, cells = int(labels.sum()), len(labels)
     if len(matrices) < MIN_SENTENCES or links < MIN_LINKS or cells - links < MIN_LINKS:
-        raise CalibrationError(f"{len(matrices)} sentences with {links} gold links in {cells} cells; fitting needs at "
-                               f"least {MIN_SENTENCES} sentences, {MIN_LINKS} gold links and {MIN_LINKS} other cells")
+        raise CalibrationError(
+            f"{len(matrices)} sentences with {links} gold links in {cells} cells; fitting needs at "
+            f"least {MIN_SENTENCES} sentences, {MIN_LINKS} gold links and {MIN_LINKS} other cells"
+        )
     cell_model = fit_logistic(np.vstack(x), labels, CELL_FEATURES + REVERSE_FEATURES if both else CELL_FEATURES)
-    cal = Calibration(model, setting, cell_model, Logistic(SENTENCE_FEATURES, np.zeros(len(SENTENCE_FEATURES)),
-                                                           np.ones(len(SENTENCE_FEATURES)),
-                                                           np.zeros(len(SENTENCE_FEATURES) + 1)))
+    cal = Calibration(
+        model,
+        setting,
+        cell_model,
+        Logistic(
+            SENTENCE_FEATURES,
+            np.zeros(len(SENTENCE_FEATURES)),
+            np.ones(len(SENTENCE_FEATURES)),
+            np.zeros(len(SENTENCE_FEATURES) + 1),
+        ),
+    )
     pos = [sentence_features(cal.probabilities(*m)) for m in matrices]
     neg = [sentence_features(cal.probabilities(*m)) for m in negatives]
     cal.sentence = fit_logistic(np.array(pos + neg), np.r_[np.ones(len(pos)), np.zeros(len(neg))], SENTENCE_FEATURES)
-    cal.fitted_on = {**fitted_on, "sentences": len(matrices), "cells": cells, "gold_links": links,
-                     "negatives": len(neg)}
+    cal.fitted_on = {
+        **fitted_on,
+        "sentences": len(matrices),
+        "cells": cells,
+        "gold_links": links,
+        "negatives": len(neg),
+    }
     return cal

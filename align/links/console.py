@@ -7,10 +7,14 @@ import functools
 import os
 import re
 import sys
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-Main = Callable[[Sequence[str] | None], int]
+
+
+Main = Callable[..., int]
+"""A console script's entry point: ``main(argv=None) -> int``."""
 
 
 def clean_text(text: str) -> str:
@@ -39,7 +43,7 @@ def console_main(prog: str) -> Callable[[Main], Main]:
         def run(argv: Sequence[str] | None = None) -> int:
             for stream in (sys.stdout, sys.stderr):
                 try:
-                    stream.reconfigure(errors="backslashreplace")
+                    cast(Any, stream).reconfigure(errors="backslashreplace")
                 except (AttributeError, ValueError, OSError):
                     pass
             try:
@@ -49,10 +53,14 @@ def console_main(prog: str) -> Callable[[Main], Main]:
             except BrokenPipeError:
                 _quiet_stdout()
                 try:
-                    print(f"{prog}: standard output was closed before everything was written (broken pipe)",
-                          file=sys.stderr)
+                    print(
+                        f"{prog}: standard output was closed before everything was written (broken pipe)",
+                        file=sys.stderr,
+                    )
                 except OSError:
                     pass
                 return 1
+
         return run
+
     return wrap

@@ -65,9 +65,13 @@ _TOKEN = r"\d{1,7}(?:p\d{1,7}|-\d{1,7}(?:-[SP])?)"
 _LINE_RE = re.compile(rf"[ \t]*(?:{_TOKEN}(?:[ \t]+{_TOKEN})*)?[ \t]*", re.ASCII)  # ASCII digits only
 _TOKEN_RE = re.compile(r"(\d+)(?:p(\d+)|-(\d+)(?:-([SP]))?)", re.ASCII)
 _BAD_TOKEN_RE = re.compile(r"[^ \t]+")
-_NAACL_RE = re.compile(r"[ \t]*(\d{1,9})[ \t]+(\d{1,7})[ \t]+(\d{1,7})(?:[ \t]+([SP]))?"
-                       r"(?:[ \t]+([-+0-9.eE]+))?[ \t]*", re.ASCII)
+_NAACL_RE = re.compile(
+    r"[ \t]*(\d{1,9})[ \t]+(\d{1,7})[ \t]+(\d{1,7})(?:[ \t]+([SP]))?"
+    r"(?:[ \t]+([-+0-9.eE]+))?[ \t]*",
+    re.ASCII,
+)
 _READ_ERRORS = (OSError, EOFError, gzip.BadGzipFile, zlib.error, lzma.LZMAError)  # a bad .zst: OSError
+
 
 def check_format(fmt: str) -> int:
     """Default index base of format ``fmt``; raises ValueError listing the valid names."""
@@ -104,7 +108,7 @@ class _ZstdRaw(io.RawIOBase):
             raise OSError("reading .zst files needs the zstandard package (pip install zstandard)") from None
         self._zstd = zstandard
         self._f = open(path, "rb")
-        self._dobj = None  # the decompressor of the frame being read; None between frames
+        self._dobj: Any = None  # the decompressor of the frame being read; None between frames
         self._pending = b""  # decompressed bytes not yet returned
         self._eof = False
 
@@ -174,8 +178,9 @@ def _decode_line(raw: bytes, name: str, lineno: int) -> str:
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise AlignmentFormatError(name, lineno, f"bytes {raw[e.start:e.end + 3]!r} are not UTF-8; "
-                                   "expected a UTF-8 text file") from None
+        raise AlignmentFormatError(
+            name, lineno, f"bytes {raw[e.start : e.end + 3]!r} are not UTF-8; expected a UTF-8 text file"
+        ) from None
     if line.endswith("\n"):
         line = line[:-1]
     return line[:-1] if line.endswith("\r") else line
@@ -220,7 +225,7 @@ class _LineReader:
         except _READ_ERRORS as e:
             raise AlignmentFormatError(self.name, None, f"cannot read: {e}") from None
         if lines and self.next_line == 1 and lines[0].startswith(_BOM):
-            lines[0] = lines[0][len(_BOM):]
+            lines[0] = lines[0][len(_BOM) :]
             if not lines[0]:  # the file is a BOM and nothing else
                 lines.pop()
         self.next_line += len(lines)
@@ -255,7 +260,7 @@ def _parse_token_bytes(data: bytes) -> tuple[np.ndarray, ...] | None:
             data = data[:-1]
     arr = np.frombuffer(data, dtype=np.uint8)
     is_digit = (arr - np.uint8(48)) < 10  # uint8 arithmetic wraps: only b"0".."9" fall below 10
-    is_sep = (arr == 45) | (arr == 112)   # "-", "p"
+    is_sep = (arr == 45) | (arr == 112)  # "-", "p"
     is_newline = arr == 10
     known = sum(np.count_nonzero(x) for x in (is_digit, is_sep, is_newline, arr == 32, arr == 9))  # space, tab
     if known != len(arr):
@@ -267,8 +272,9 @@ def _parse_token_bytes(data: bytes) -> tuple[np.ndarray, ...] | None:
     seps = np.flatnonzero(is_sep)
     # Every link is one digit run, one separator, one digit run: run 2k ends at separator k and run
     # 2k+1 starts right after it. Then no separator can touch another run, so the block is valid.
-    if len(starts) != 2 * len(seps) or not (np.array_equal(ends[0::2], seps)
-                                            and np.array_equal(starts[1::2], seps + 1)):
+    if len(starts) != 2 * len(seps) or not (
+        np.array_equal(ends[0::2], seps) and np.array_equal(starts[1::2], seps + 1)
+    ):
         return None
     lens = ends - starts
     if len(lens) and lens.max() > 7:
@@ -302,8 +308,11 @@ def _parse_token_lines(lines: list[bytes], name: str, first_line: int) -> tuple[
         if not _LINE_RE.fullmatch(line):
             bad = next((t for t in _BAD_TOKEN_RE.findall(line) if not re.fullmatch(_TOKEN, t, re.ASCII)), line)
             raise AlignmentFormatError(
-                name, first_line + i, f"bad link {bad!r}; expected space-separated links "
-                "'i-j' (sure), 'ipj' or 'i-j-P' (possible) with non-negative integers")
+                name,
+                first_line + i,
+                f"bad link {bad!r}; expected space-separated links "
+                "'i-j' (sure), 'ipj' or 'i-j-P' (possible) with non-negative integers",
+            )
         rows.extend((i, int(m[1]), int(m[2] or m[3]), m[2] is None and m[4] != "P") for m in _TOKEN_RE.finditer(line))
     arr = np.array(rows, dtype=np.int64).reshape(-1, 4)
     return arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3].astype(bool)
@@ -318,8 +327,9 @@ def _parse_naacl_lines(lines: list[bytes], name: str, first_line: int) -> tuple[
             continue
         m = _NAACL_RE.fullmatch(line)
         if not m:
-            raise AlignmentFormatError(name, first_line + i, f"bad NAACL line {line!r}; "
-                                       "expected 'sentno i j [S|P] [confidence]'")
+            raise AlignmentFormatError(
+                name, first_line + i, f"bad NAACL line {line!r}; expected 'sentno i j [S|P] [confidence]'"
+            )
         rows.append((int(m[1]), int(m[2]), int(m[3]), m[4] != "P", first_line + i))
     arr = np.array(rows, dtype=np.int64).reshape(-1, 5)
     return arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3].astype(bool), arr[:, 4]
@@ -336,8 +346,15 @@ class AlignmentStream:
     Use as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, path: str, fmt: str = "pharaoh", base: int | None = None, reverse: bool = False,
-                 naacl_ids: Sequence[int] | None = None, stream: bool = True) -> None:
+    def __init__(
+        self,
+        path: str,
+        fmt: str = "pharaoh",
+        base: int | None = None,
+        reverse: bool = False,
+        naacl_ids: Sequence[int] | None = None,
+        stream: bool = True,
+    ) -> None:
         default_base = check_format(fmt)
         self.path, self.fmt, self.reverse = path, fmt, reverse
         self.base = default_base if base is None else base
@@ -359,8 +376,9 @@ class AlignmentStream:
         else:
             with _LineReader(path) as reader:
                 parts = list(self._naacl_chunks(reader))
-            rows = tuple(np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-                         for k in range(5))
+            rows = tuple(
+                np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, dtype=np.int64) for k in range(5)
+            )
             order = np.argsort(rows[0], kind="stable")
             self._chunks = iter([tuple(r[order] for r in rows)])
         self._eof = False
@@ -380,15 +398,21 @@ class AlignmentStream:
                 bad = np.flatnonzero((num < 1) | (num > MAX_SENTENCE_NUMBER))
                 if len(bad):
                     raise AlignmentFormatError(
-                        self.name, int(line[bad[0]]), f"sentence number {num[bad[0]]}; expected 1 to "
-                        f"{MAX_SENTENCE_NUMBER} (sentences are numbered 1..max unless sentence numbers are given)")
+                        self.name,
+                        int(line[bad[0]]),
+                        f"sentence number {num[bad[0]]}; expected 1 to "
+                        f"{MAX_SENTENCE_NUMBER} (sentences are numbered 1..max unless sentence numbers are given)",
+                    )
                 index = num - 1
             else:
                 index = np.array([self._index.get(int(s), -1) for s in num.tolist()], dtype=np.int64)
                 bad = np.flatnonzero(index < 0)
                 if len(bad):
-                    raise AlignmentFormatError(self.name, int(line[bad[0]]), f"sentence number {num[bad[0]]} is "
-                                               f"not among the {self._n_ids} sentence numbers of the corpus")
+                    raise AlignmentFormatError(
+                        self.name,
+                        int(line[bad[0]]),
+                        f"sentence number {num[bad[0]]} is not among the {self._n_ids} sentence numbers of the corpus",
+                    )
             yield index, a, b, sure, line
             if len(lines) < BLOCK_LINES:
                 return
@@ -473,9 +497,13 @@ class AlignmentStream:
             if len(bad):
                 i = int(bad[0])
                 k = int(sent[i])
-                raise LinkRangeError(self.name, line_of(i), f"sentence {self.sentences + k + 1}: link ({a[i]}, "
-                                     f"{b[i]}) (0-based src, tgt) is outside a sentence pair of {src_len[k]} source "
-                                     f"and {tgt_len[k]} target tokens; expected indices below the sentence lengths")
+                raise LinkRangeError(
+                    self.name,
+                    line_of(i),
+                    f"sentence {self.sentences + k + 1}: link ({a[i]}, "
+                    f"{b[i]}) (0-based src, tgt) is outside a sentence pair of {src_len[k]} source "
+                    f"and {tgt_len[k]} target tokens; expected indices below the sentence lengths",
+                )
         self.sentences += count
         return Alignments.from_arrays(sent, a, b, sure, count)
 
@@ -523,11 +551,15 @@ class TextLengthStream:
     def take(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """Source and target lengths of the next ``n`` pairs (fewer only at the end), each (k,) int64."""
         first = self._reader.next_line
-        pairs = [_parse_text_pair(_decode_line(raw, self.name, first + i), self.name, first + i)
-                 for i, raw in enumerate(self._reader.take(n))]
+        pairs = [
+            _parse_text_pair(_decode_line(raw, self.name, first + i), self.name, first + i)
+            for i, raw in enumerate(self._reader.take(n))
+        ]
         self.sentences += len(pairs)
-        return (np.array([len(s) for s, _ in pairs], dtype=np.int64),
-                np.array([len(t) for _, t in pairs], dtype=np.int64))
+        return (
+            np.array([len(s) for s, _ in pairs], dtype=np.int64),
+            np.array([len(t) for _, t in pairs], dtype=np.int64),
+        )
 
     def count_all(self) -> int:
         """Read to the end: the file's number of lines."""
@@ -591,12 +623,21 @@ def _concatenate(blocks: Sequence[Alignments]) -> Alignments:
     offsets = [np.zeros(1, dtype=np.int64)]
     for b in blocks:
         offsets.append(b.offsets[1:] + offsets[-1][-1])
-    return Alignments(np.concatenate(offsets), np.concatenate([b.src for b in blocks]),
-                      np.concatenate([b.tgt for b in blocks]), np.concatenate([b.sure for b in blocks]))
+    return Alignments(
+        np.concatenate(offsets),
+        np.concatenate([b.src for b in blocks]),
+        np.concatenate([b.tgt for b in blocks]),
+        np.concatenate([b.sure for b in blocks]),
+    )
 
 
-def format_links(links: Sequence[tuple[int, int]], possible: Sequence[tuple[int, int]] = (),
-                 fmt: str = "pharaoh", base: int | None = None, reverse: bool = False) -> str:
+def format_links(
+    links: Sequence[tuple[int, int]],
+    possible: Sequence[tuple[int, int]] = (),
+    fmt: str = "pharaoh",
+    base: int | None = None,
+    reverse: bool = False,
+) -> str:
     """One line (no newline) of a ``pharaoh`` or ``talp`` file for 0-based ``(src, tgt)`` links."""
     default = check_format(fmt)
     if fmt == "naacl":
@@ -617,8 +658,9 @@ def format_links(links: Sequence[tuple[int, int]], possible: Sequence[tuple[int,
     return " ".join(out)
 
 
-def write_alignments(alignments: Alignments, path: str, fmt: str = "pharaoh",
-                     base: int | None = None, reverse: bool = False) -> None:
+def write_alignments(
+    alignments: Alignments, path: str, fmt: str = "pharaoh", base: int | None = None, reverse: bool = False
+) -> None:
     """Write a corpus atomically (a temporary file renamed into place); ``-`` writes to stdout."""
     default = check_format(fmt)
     base = default if base is None else base
@@ -630,8 +672,10 @@ def write_alignments(alignments: Alignments, path: str, fmt: str = "pharaoh",
             src, tgt = tgt, src
         order = np.lexsort((tgt, src))
         if fmt == "naacl":
-            lines.extend(f"{k + 1} {s + base} {t + base} {'S' if u else 'P'}"
-                         for s, t, u in zip(src[order].tolist(), tgt[order].tolist(), sure[order].tolist()))
+            lines.extend(
+                f"{k + 1} {s + base} {t + base} {'S' if u else 'P'}"
+                for s, t, u in zip(src[order].tolist(), tgt[order].tolist(), sure[order].tolist())
+            )
         else:
             toks = []
             for s, t, u in zip(src[order].tolist(), tgt[order].tolist(), sure[order].tolist()):
@@ -697,8 +741,9 @@ def _parse_text_pair(line: str, name: str, lineno: int) -> tuple[list[str], list
     if len(parts) != 2:
         parts = line.split("|||")
     if len(parts) != 2:
-        raise AlignmentFormatError(name, lineno, f"found {line.count('|||')} '|||' "
-                                   "separators; expected one line 'source ||| target'")
+        raise AlignmentFormatError(
+            name, lineno, f"found {line.count('|||')} '|||' separators; expected one line 'source ||| target'"
+        )
     return split_tokens(parts[0]), split_tokens(parts[1])
 
 
@@ -718,20 +763,21 @@ def read_wpt_text(path: str) -> tuple[list[int], list[list[str]]]:
         for i, line in enumerate(lines):
             m = _WPT_RE.fullmatch(line)
             if not m:
-                raise AlignmentFormatError(name, first_line + i, f"found {line[:60]!r}; "
-                                           "expected '<s snum=N> ... </s>'")
+                raise AlignmentFormatError(name, first_line + i, f"found {line[:60]!r}; expected '<s snum=N> ... </s>'")
             ids.append(int(m[1]))
             sents.append(split_tokens(m[2]))
     return ids, sents
 
 
-def check_links_in_range(alignments: Alignments, src_lengths: Sequence[int],
-                         tgt_lengths: Sequence[int], path: str) -> None:
+def check_links_in_range(
+    alignments: Alignments, src_lengths: Sequence[int], tgt_lengths: Sequence[int], path: str
+) -> None:
     """Raise LinkRangeError naming the first sentence (its line, for one-line-per-sentence formats)
     whose link lies outside it."""
     if len(src_lengths) != len(alignments) or len(tgt_lengths) != len(alignments):
-        raise LineCountError(path, None, f"{len(alignments)} alignment lines but "
-                             f"{len(src_lengths)} sentence pairs in the text")
+        raise LineCountError(
+            path, None, f"{len(alignments)} alignment lines but {len(src_lengths)} sentence pairs in the text"
+        )
     sent = alignments.sentence_ids()
     sl = np.asarray(src_lengths, dtype=np.int64)[sent]
     tl = np.asarray(tgt_lengths, dtype=np.int64)[sent]
@@ -739,6 +785,10 @@ def check_links_in_range(alignments: Alignments, src_lengths: Sequence[int],
     if len(bad):
         i = int(bad[0])
         k = int(sent[i])
-        raise LinkRangeError(path, k + 1, f"sentence {k + 1}: link ({alignments.src[i]}, {alignments.tgt[i]}) (0-based "
-                             f"src, tgt) is outside a sentence pair of {sl[i]} source and {tl[i]} "
-                             "target tokens; expected indices below the sentence lengths")
+        raise LinkRangeError(
+            path,
+            k + 1,
+            f"sentence {k + 1}: link ({alignments.src[i]}, {alignments.tgt[i]}) (0-based "
+            f"src, tgt) is outside a sentence pair of {sl[i]} source and {tl[i]} "
+            "target tokens; expected indices below the sentence lengths",
+        )

@@ -15,10 +15,17 @@ from collections.abc import Iterator
 
 from .formats import BLOCK_LINES, AlignmentFormatError, _LineReader, split_tokens
 
-LINE_BREAKS = {"\r": "a carriage return (\\r)", "\x0b": "a vertical tab", "\x0c": "a form feed",
-               "\x1c": "a file separator (U+001C)", "\x1d": "a group separator (U+001D)",
-               "\x1e": "a record separator (U+001E)", "\x85": "a next-line character (U+0085)",
-               "\u2028": "a line separator (U+2028)", "\u2029": "a paragraph separator (U+2029)"}
+LINE_BREAKS = {
+    "\r": "a carriage return (\\r)",
+    "\x0b": "a vertical tab",
+    "\x0c": "a form feed",
+    "\x1c": "a file separator (U+001C)",
+    "\x1d": "a group separator (U+001D)",
+    "\x1e": "a record separator (U+001E)",
+    "\x85": "a next-line character (U+0085)",
+    "\u2028": "a line separator (U+2028)",
+    "\u2029": "a paragraph separator (U+2029)",
+}
 """Characters that Python's str.splitlines (and text-mode files) treat as line ends, besides \\n."""
 
 
@@ -62,15 +69,22 @@ class PairReader:
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise InputError(self.name, n, f"bytes {raw[e.start:e.end + 3]!r} at column {e.start + 1} are not UTF-8; "
-                             "expected a UTF-8 text file") from None
+            raise InputError(
+                self.name,
+                n,
+                f"bytes {raw[e.start : e.end + 3]!r} at column {e.start + 1} are not UTF-8; expected a UTF-8 text file",
+            ) from None
         line = line[:-1] if line.endswith("\n") else line
         line = line[:-1] if line.endswith("\r") else line
         for ch, what in LINE_BREAKS.items():
             col = line.find(ch)
             if col >= 0:
-                raise InputError(self.name, n, f"{what} at column {col + 1} inside the line; expected one sentence "
-                                 "(pair) per line, ended by \\n: replace it with a space or remove it")
+                raise InputError(
+                    self.name,
+                    n,
+                    f"{what} at column {col + 1} inside the line; expected one sentence "
+                    "(pair) per line, ended by \\n: replace it with a space or remove it",
+                )
         if "\0" in line:
             raise InputError(self.name, n, f"a NUL byte at column {line.index(chr(0)) + 1}; expected text")
         if self.translate:
@@ -80,8 +94,9 @@ class PairReader:
         else:
             parts = line.split("|||")
             if len(parts) != 2:
-                raise InputError(self.name, n, f"found {len(parts) - 1} '|||' separators; expected one line "
-                                 "'source ||| target'")
+                raise InputError(
+                    self.name, n, f"found {len(parts) - 1} '|||' separators; expected one line 'source ||| target'"
+                )
             src, tgt = split_tokens(parts[0]), split_tokens(parts[1])
             if not tgt:
                 raise InputError(self.name, n, "the target side is empty; expected words on both sides of '|||'")

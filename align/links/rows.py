@@ -26,13 +26,20 @@ def select_rows(step_scores: np.ndarray, n_target: int, shift: str) -> np.ndarra
     start = 0 if shift == "awo" else 1
     if step_scores.shape[0] < n_target + start:
         raise ValueError(f"{step_scores.shape[0]} decoder steps cannot give {shift} rows for {n_target} target tokens")
-    return step_scores[start:start + n_target]
+    return step_scores[start : start + n_target]
 
 
-def token_scores_to_links(scores: np.ndarray, src_words: np.ndarray, tgt_words: np.ndarray,
-                          level: str = "word", decoder: str = "argmax", src_reduce: str = "sum",
-                          tgt_reduce: str = "mean", specials: str = "drop",
-                          decoder_options: dict[str, float] | None = None) -> list[tuple[int, int]]:
+def token_scores_to_links(
+    scores: np.ndarray,
+    src_words: np.ndarray,
+    tgt_words: np.ndarray,
+    level: str = "word",
+    decoder: str = "argmax",
+    src_reduce: str = "sum",
+    tgt_reduce: str = "mean",
+    specials: str = "drop",
+    decoder_options: dict[str, float] | None = None,
+) -> list[tuple[int, int]]:
     """Token scores (tgt_tok, src_tok) -> sorted ``(src, tgt)`` links at word or subword level.
 
     ``word``: aggregate to words (sum over a source word's pieces, mean over a target word's,

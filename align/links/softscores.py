@@ -108,8 +108,9 @@ def decode_scores(line: str, path: str, lineno: int) -> np.ndarray:
     try:
         raw = base64.b64decode(obj["q"], validate=True)
     except (binascii.Error, ValueError):
-        raise ScoresFormatError(path, lineno, "'q' is not valid base64; expected the standard alphabet, "
-                                "padded") from None
+        raise ScoresFormatError(
+            path, lineno, "'q' is not valid base64; expected the standard alphabet, padded"
+        ) from None
     if len(raw) != t * s:
         raise ScoresFormatError(path, lineno, f"'q' holds {len(raw)} bytes; expected tgt * src = {t} * {s} = {t * s}")
     m: np.ndarray = np.frombuffer(raw, dtype=np.uint8).reshape(t, s).copy()

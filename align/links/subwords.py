@@ -20,8 +20,7 @@ class WordMapError(ValueError):
     """Subword tokens that do not match the words of their sentence."""
 
 
-def word_map_sentencepiece(tokens: Sequence[str], marker: str = SP_MARKER,
-                           specials: Sequence[str] = ()) -> np.ndarray:
+def word_map_sentencepiece(tokens: Sequence[str], marker: str = SP_MARKER, specials: Sequence[str] = ()) -> np.ndarray:
     """Word id per SentencePiece token (n_tokens,): a token starting with ``marker`` opens a word."""
     out = np.empty(len(tokens), dtype=np.int64)
     word = -1
@@ -35,8 +34,7 @@ def word_map_sentencepiece(tokens: Sequence[str], marker: str = SP_MARKER,
     return out
 
 
-def word_map_subword_nmt(tokens: Sequence[str], marker: str = BPE_MARKER,
-                         specials: Sequence[str] = ()) -> np.ndarray:
+def word_map_subword_nmt(tokens: Sequence[str], marker: str = BPE_MARKER, specials: Sequence[str] = ()) -> np.ndarray:
     """Word id per subword-nmt token (n_tokens,): a token ending with ``marker`` continues its word."""
     out = np.empty(len(tokens), dtype=np.int64)
     word = 0
@@ -86,20 +84,29 @@ def n_words(word_ids: np.ndarray) -> int:
     return int(real.max()) + 1 if len(real) else 0
 
 
-def check_word_map(tokens: Sequence[str], word_ids: np.ndarray, words: Sequence[str],
-                   sentence: str = "sentence") -> None:
+def check_word_map(
+    tokens: Sequence[str], word_ids: np.ndarray, words: Sequence[str], sentence: str = "sentence"
+) -> None:
     """Raise WordMapError, showing both sides, unless the tokens make exactly ``len(words)`` words."""
     if n_words(word_ids) != len(words):
-        raise WordMapError(f"{sentence}: {len(tokens)} subword tokens make {n_words(word_ids)} words "
-                           f"but the text has {len(words)}\n  subwords: {' '.join(tokens)}\n"
-                           f"  words:    {' '.join(words)}")
+        raise WordMapError(
+            f"{sentence}: {len(tokens)} subword tokens make {n_words(word_ids)} words "
+            f"but the text has {len(words)}\n  subwords: {' '.join(tokens)}\n"
+            f"  words:    {' '.join(words)}"
+        )
 
 
 REDUCERS = ("sum", "mean", "max")
 
 
-def aggregate_scores(scores: np.ndarray, src_words: np.ndarray, tgt_words: np.ndarray,
-                     src_reduce: str = "sum", tgt_reduce: str = "mean", null: bool = False) -> np.ndarray:
+def aggregate_scores(
+    scores: np.ndarray,
+    src_words: np.ndarray,
+    tgt_words: np.ndarray,
+    src_reduce: str = "sum",
+    tgt_reduce: str = "mean",
+    null: bool = False,
+) -> np.ndarray:
     """Subword scores (tgt_tok, src_tok) -> word scores (tgt_words, src_words); specials dropped.
 
     Default as in Kobayashi et al. (2020): sum over a source word's pieces (a word's share of the
@@ -112,8 +119,9 @@ def aggregate_scores(scores: np.ndarray, src_words: np.ndarray, tgt_words: np.nd
             raise ValueError(f"unknown reducer {r!r}; valid: {', '.join(REDUCERS)}")
     scores = np.asarray(scores)
     if scores.shape != (len(tgt_words), len(src_words)):
-        raise ValueError(f"scores of shape {scores.shape} do not fit {len(tgt_words)} target and "
-                         f"{len(src_words)} source tokens")
+        raise ValueError(
+            f"scores of shape {scores.shape} do not fit {len(tgt_words)} target and {len(src_words)} source tokens"
+        )
     if null:
         # Specials become one more "word" after the last real one on each side.
         src_words = np.where(src_words == SPECIAL, n_words(src_words), src_words)
@@ -147,8 +155,9 @@ def _reduce_axis(x: np.ndarray, word_ids: np.ndarray, how: str, axis: int) -> np
     return mean
 
 
-def subword_links_to_words(links: Sequence[tuple[int, int]], src_words: np.ndarray,
-                           tgt_words: np.ndarray) -> list[tuple[int, int]]:
+def subword_links_to_words(
+    links: Sequence[tuple[int, int]], src_words: np.ndarray, tgt_words: np.ndarray
+) -> list[tuple[int, int]]:
     """Subword links -> word links: two words are linked if any of their pieces are (awesome-align)."""
     out = set()
     for s, t in links:

@@ -48,8 +48,7 @@ class _Grower:
         return i not in self.src_aligned and j not in self.tgt_aligned
 
     def koehn(self, i: int, j: int) -> bool:
-        return self.one_or_both_unaligned(i, j) and any(
-            (i + di, j + dj) in self.res for di, dj in _NEIGHBOURS)
+        return self.one_or_both_unaligned(i, j) and any((i + di, j + dj) in self.res for di, dj in _NEIGHBOURS)
 
     def grow_diag(self, candidates: set[tuple[int, int]]) -> None:
         pending = sorted(candidates - self.res)
@@ -105,14 +104,14 @@ SYMMETRIZERS: dict[str, Callable[[Iterable[tuple[int, int]], Iterable[tuple[int,
 }
 
 
-def symmetrize(forward: Iterable[tuple[int, int]], reverse: Iterable[tuple[int, int]],
-               method: str = "grow-diag-final-and") -> Links:
+def symmetrize(
+    forward: Iterable[tuple[int, int]], reverse: Iterable[tuple[int, int]], method: str = "grow-diag-final-and"
+) -> Links:
     """Symmetrize one sentence's forward and reverse ``(src, tgt)`` links (see ``SYMMETRIZERS``)."""
     return _get(method)(forward, reverse)
 
 
-def symmetrize_corpus(forward: Alignments, reverse: Alignments,
-                      method: str = "grow-diag-final-and") -> Alignments:
+def symmetrize_corpus(forward: Alignments, reverse: Alignments, method: str = "grow-diag-final-and") -> Alignments:
     """Symmetrize every sentence of two corpora of equal length (sure links only, as atools)."""
     fn = _get(method)
     if len(forward) != len(reverse):
@@ -125,5 +124,3 @@ def _get(method: str) -> Callable[[Iterable[tuple[int, int]], Iterable[tuple[int
         return SYMMETRIZERS[method]
     except KeyError:
         raise ValueError(f"unknown symmetrization {method!r}; valid: {', '.join(SYMMETRIZERS)}") from None
-
-

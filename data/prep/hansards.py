@@ -37,15 +37,74 @@ MAX_WORDS = 100
 
 # Abbreviations that keep their full stop in the gold (``Mr.``, ``hon.``, ``M.``, ``p.m.``).
 _ABBREV = {
-    "en": ("mr", "mrs", "ms", "messrs", "hon", "st", "dr", "no", "nos", "p.m", "a.m", "e.g", "i.e", "jr",
-           "sr", "gen", "col", "lt", "vs", "etc", "inc", "ltd", "co", "corp", "dept", "rev", "prof"),
-    "fr": ("m", "mm", "mme", "mmes", "mlle", "hon", "st", "ste", "dr", "no", "nos", "p.ex", "etc", "inc",
-           "ltée", "cie", "art", "prof"),
+    "en": (
+        "mr",
+        "mrs",
+        "ms",
+        "messrs",
+        "hon",
+        "st",
+        "dr",
+        "no",
+        "nos",
+        "p.m",
+        "a.m",
+        "e.g",
+        "i.e",
+        "jr",
+        "sr",
+        "gen",
+        "col",
+        "lt",
+        "vs",
+        "etc",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+        "dept",
+        "rev",
+        "prof",
+    ),
+    "fr": (
+        "m",
+        "mm",
+        "mme",
+        "mmes",
+        "mlle",
+        "hon",
+        "st",
+        "ste",
+        "dr",
+        "no",
+        "nos",
+        "p.ex",
+        "etc",
+        "inc",
+        "ltée",
+        "cie",
+        "art",
+        "prof",
+    ),
 }
 # French elisions (the word before the apostrophe) and their full forms, as in the gold.
-_ELISION = {"l": "le", "d": "de", "j": "je", "qu": "que", "c": "ce", "n": "ne", "s": "se", "m": "me",
-            "t": "te", "jusqu": "jusque", "lorsqu": "lorsque", "puisqu": "puisque", "quelqu": "quelque",
-            "presqu": "presque", "quoiqu": "quoique"}
+_ELISION = {
+    "l": "le",
+    "d": "de",
+    "j": "je",
+    "qu": "que",
+    "c": "ce",
+    "n": "ne",
+    "s": "se",
+    "m": "me",
+    "t": "te",
+    "jusqu": "jusque",
+    "lorsqu": "lorsque",
+    "puisqu": "puisque",
+    "quelqu": "quelque",
+    "presqu": "presque",
+    "quoiqu": "quoique",
+}
 _FUSED = {"du": "de le", "des": "de les", "au": "à le", "aux": "à les"}
 _EN_CLITIC = re.compile(r"^(\w+)(n't|'s|'re|'ve|'ll|'d|'m)$")
 
@@ -53,12 +112,13 @@ _EN_CLITIC = re.compile(r"^(\w+)(n't|'s|'re|'ve|'ll|'d|'m)$")
 def _token_re(lang: str) -> re.Pattern:
     abbrev = "|".join(re.escape(a) + r"\." for a in sorted(_ABBREV[lang], key=len, reverse=True))
     return re.compile(
-        rf"(?<!\w)(?:{abbrev})(?!\w)"        # abbreviations with their full stop
-        r"|\d+(?:[.,]\d+)*"                  # numbers: 1,122,000  6.42
-        r"|'(?:s|re|ve|ll|d|m|t)(?!\w)"      # English clitics already split off ("man 's")
-        r"|\w+(?:'\w+)*'?"                   # words with inner apostrophes, elided forms (l', aujourd')
-        r"|--|\.\.\.|[^\w\s]",               # punctuation, one symbol at a time
-        re.UNICODE)
+        rf"(?<!\w)(?:{abbrev})(?!\w)"  # abbreviations with their full stop
+        r"|\d+(?:[.,]\d+)*"  # numbers: 1,122,000  6.42
+        r"|'(?:s|re|ve|ll|d|m|t)(?!\w)"  # English clitics already split off ("man 's")
+        r"|\w+(?:'\w+)*'?"  # words with inner apostrophes, elided forms (l', aujourd')
+        r"|--|\.\.\.|[^\w\s]",  # punctuation, one symbol at a time
+        re.UNICODE,
+    )
 
 
 _TOKEN = {lang: _token_re(lang) for lang in _ABBREV}
@@ -140,8 +200,13 @@ def collect(shared: str, multi30k: bool = True) -> Corpus:
         raise FileNotFoundError(f"{root} has no {HANSARD}/ set")
     if multi30k:
         tok = os.path.join(shared, "parallel", "multi30k", "tok")
-        sources.append(("multi30k", _lines(os.path.join(tok, "train.lc.norm.tok.en")),
-                        _lines(os.path.join(tok, "train.lc.norm.tok.fr"))))
+        sources.append(
+            (
+                "multi30k",
+                _lines(os.path.join(tok, "train.lc.norm.tok.en")),
+                _lines(os.path.join(tok, "train.lc.norm.tok.fr")),
+            )
+        )
     for name, en_lines, fr_lines in sources:
         n = len(en_lines)
         cut = n - HELD_OUT_VALID - HELD_OUT_TEST if name == HANSARD else n

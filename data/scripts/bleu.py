@@ -39,6 +39,7 @@ def main(argv=None) -> int:
         return 1
     if args.limit:
         src, ref = src[: args.limit], ref[: args.limit]
+
     # Format characters (zero-width spaces in FLORES) are no words to SentencePiece: drop them.
     def words(line: str) -> list[str]:
         return [w for w in split_tokens(line.lower()) if "".join(c for c in w if unicodedata.category(c) != "Cf")]
@@ -47,11 +48,34 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as work:
         data = binarize(args.model_dir, pairs, args.src, args.tgt, work)
         # --user-dir only for the plugin's safe checkpoint loader; the task stays fairseq's translation
-        cmd = [sys.executable, "-m", "fairseq_cli.generate", data, "--path", args.model_dir,
-               "--user-dir", os.path.join(ROOT, "fairseq_plugins"),
-               "--source-lang", args.src, "--target-lang", args.tgt, "--gen-subset", "test", "--beam", str(args.beam),
-               "--batch-size", "64", "--post-process", "sentencepiece", "--required-batch-size-multiple", "1",
-               "--max-len-a", str(args.max_len_a), "--max-len-b", str(args.max_len_b)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "fairseq_cli.generate",
+            data,
+            "--path",
+            args.model_dir,
+            "--user-dir",
+            os.path.join(ROOT, "fairseq_plugins"),
+            "--source-lang",
+            args.src,
+            "--target-lang",
+            args.tgt,
+            "--gen-subset",
+            "test",
+            "--beam",
+            str(args.beam),
+            "--batch-size",
+            "64",
+            "--post-process",
+            "sentencepiece",
+            "--required-batch-size-multiple",
+            "1",
+            "--max-len-a",
+            str(args.max_len_a),
+            "--max-len-b",
+            str(args.max_len_b),
+        ]
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
             print(f"bleu: fairseq-generate failed (exit {run.returncode}):\n{run.stderr[-3000:]}", file=sys.stderr)

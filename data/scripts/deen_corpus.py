@@ -22,8 +22,10 @@ def main(argv=None) -> int:
     # a fresh checkout has no work/ yet (make_models.sh writes work/deen_corpus.txt first): write_sides makes it
     write_sides(args.out, [("", pairs)] + [(f".{name}", h) for name, h in held.items()], ("de", "en"))
     write_text_atomic(args.out, "".join(f"{d} ||| {e}\n" for d, e in pairs))
-    print(f"{len(pairs)} de-en pairs -> {args.out} (+ .de, .en); held out: "
-          + ", ".join(f"{n} -> {args.out}.{n}.{{de,en}}" for n in HELD_OUT))
+    print(
+        f"{len(pairs)} de-en pairs -> {args.out} (+ .de, .en); held out: "
+        + ", ".join(f"{n} -> {args.out}.{n}.{{de,en}}" for n in HELD_OUT)
+    )
     return 0
 
 

@@ -34,8 +34,18 @@ def step(i: int, n: int, msg: str) -> None:
 ALL_METHODS = "attn,norm,attn-res-ln,attn-res-ln-ff,alti,alti-rollout,value-zeroing,attn-head,norm-head"
 
 
-def forced_dump(model_dir: str, data: str, src: str, tgt: str, dump: str, batch_size: int, log_path: str,
-                total: int, methods: str = ALL_METHODS, text: str | None = None) -> int:
+def forced_dump(
+    model_dir: str,
+    data: str,
+    src: str,
+    tgt: str,
+    dump: str,
+    batch_size: int,
+    log_path: str,
+    total: int,
+    methods: str = ALL_METHODS,
+    text: str | None = None,
+) -> int:
     """Forced alignment of the binarized test set through fairseq-generate and the plugin; every method,
     layer and shift written to ``dump`` (one Pharaoh file each). Returns fairseq-generate's exit status."""
     cmd = generate_command(model_dir, data, src, tgt, dump, batch_size, methods, text)
@@ -45,7 +55,9 @@ def forced_dump(model_dir: str, data: str, src: str, tgt: str, dump: str, batch_
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model-dir", default=os.path.join(ROOT, "data", "models", "enfr"))
-    ap.add_argument("-t", "--test-set", default="hansards", help="a named test set (align-eval --list); default hansards")
+    ap.add_argument(
+        "-t", "--test-set", default="hansards", help="a named test set (align-eval --list); default hansards"
+    )
     ap.add_argument("--src", default="en")
     ap.add_argument("--tgt", default="fr")
     ap.add_argument("--out", default="demo_out")
@@ -64,9 +76,25 @@ def main(argv=None) -> int:
         step(1, 4, f"binarizing {len(pairs)} Hansards sentence pairs with the model's SentencePiece and dictionaries")
         data = binarize(args.model_dir, pairs, args.src, args.tgt, work)
         text = os.path.join(work, "test")  # the real pieces, for any the dictionary lacks
-        step(2, 4, "forced alignment: fairseq-generate --score-reference with the plugin, every method, layer, AWO and AWI")
-        if forced_dump(args.model_dir, data, args.src, args.tgt, dump, args.batch_size,
-                       os.path.join(args.out, "generate.out"), len(pairs), text=text) != 0:
+        step(
+            2,
+            4,
+            "forced alignment: fairseq-generate --score-reference with the plugin, every method, layer, AWO and AWI",
+        )
+        if (
+            forced_dump(
+                args.model_dir,
+                data,
+                args.src,
+                args.tgt,
+                dump,
+                args.batch_size,
+                os.path.join(args.out, "generate.out"),
+                len(pairs),
+                text=text,
+            )
+            != 0
+        ):
             return 1
     step(3, 4, "scoring every alignment file against the gold (align-eval)")
     results = []
@@ -85,27 +113,50 @@ def main(argv=None) -> int:
     grid = format_grid(main_rows + summarize_heads(results))
     print(grid)
     with open(os.path.join(args.out, "results.md"), "w") as f:
-        f.write(f"# Hansards En-Fr forced alignment, {len(pairs)} sentences\n\nModel: `{args.model_dir}`. "
-                "AER (%) of word alignments (argmax over source words) against the gold (sure + possible); "
-                "`*-head-best`: the best head of the layer, `*-head-mean`: the mean over its heads.\n\n"
-                "```\n" + grid + "\n```\n")
-    print(f"\nbest: {best['hyp'].removesuffix('.align')} AER {best['aer']:.1f} (P {best['precision']:.1f} R {best['recall']:.1f}); "
-          f"{len(pairs)} sentences; {time.time() - t0:.0f} s; files in {args.out}/")
+        f.write(
+            f"# Hansards En-Fr forced alignment, {len(pairs)} sentences\n\nModel: `{args.model_dir}`. "
+            "AER (%) of word alignments (argmax over source words) against the gold (sure + possible); "
+            "`*-head-best`: the best head of the layer, `*-head-mean`: the mean over its heads.\n\n"
+            "```\n" + grid + "\n```\n"
+        )
+    print(
+        f"\nbest: {best['hyp'].removesuffix('.align')} AER {best['aer']:.1f} (P {best['precision']:.1f} R {best['recall']:.1f}); "
+        f"{len(pairs)} sentences; {time.time() - t0:.0f} s; files in {args.out}/"
+    )
     print(f"alignments beside the gold, sentence by sentence: {view}")
     return 0
 
 
 def write_view(pairs, gold, dump: str, rows: list[dict], path: str, ts: testsets.LoadedTestSet) -> str:
     """The align-view page of the best layer (and shift) of each method, best method first, beside the gold."""
-    chosen = sorted((best_row(rows, m) for m in sorted({parse_name(r["hyp"]).method for r in rows})),
-                    key=lambda r: r["aer"])
+    chosen = sorted(
+        (best_row(rows, m) for m in sorted({parse_name(r["hyp"]).method for r in rows})), key=lambda r: r["aer"]
+    )
     hyps = {r["hyp"].removesuffix(".align"): read_alignments(os.path.join(dump, r["hyp"])) for r in chosen}
-    sig = signature(argparse.Namespace(gold_format="talp", gold_base=None, hyp_format="pharaoh", hyp_base=None,
-                                       reverse_gold=False, reverse_hyp=False, all_sure=False, naacl_ids=None,
-                                       bootstrap=0, paired_bootstrap=0, seed=0), ts)
-    page = build_page(pairs, hyps, gold, title=f"Hansards En-Fr, {len(pairs)} sentences: the best layer of each "
-                      "method beside the gold (./run demo)", sig=sig,
-                      paths={name: os.path.join(dump, name + ".align") for name in hyps})
+    sig = signature(
+        argparse.Namespace(
+            gold_format="talp",
+            gold_base=None,
+            hyp_format="pharaoh",
+            hyp_base=None,
+            reverse_gold=False,
+            reverse_hyp=False,
+            all_sure=False,
+            naacl_ids=None,
+            bootstrap=0,
+            paired_bootstrap=0,
+            seed=0,
+        ),
+        ts,
+    )
+    page = build_page(
+        pairs,
+        hyps,
+        gold,
+        title=f"Hansards En-Fr, {len(pairs)} sentences: the best layer of each method beside the gold (./run demo)",
+        sig=sig,
+        paths={name: os.path.join(dump, name + ".align") for name in hyps},
+    )
     write_text_atomic(path, page)
     return path
 
@@ -123,10 +174,20 @@ def plot_example(model_dir: str, pairs, gold, layer: int, path: str, index: int 
     aligner = NormAligner.from_checkpoint(model_dir)
     src = [w.lower() for w in pairs[index][0]]
     tgt = [w.lower() for w in pairs[index][1]]
-    panels = {f"{m} {sh.upper()} layer {layer}": aligner.score_matrix(src, tgt, m, layer, sh)
-              for sh in ("awo", "awi") for m in ("attn", "norm")}
-    draw_example(panels, src, tgt, gold.links(index, "sure"), gold.links(index, "possible"), path,
-                 f"Hansards sentence {index + 1}")
+    panels = {
+        f"{m} {sh.upper()} layer {layer}": aligner.score_matrix(src, tgt, m, layer, sh)
+        for sh in ("awo", "awi")
+        for m in ("attn", "norm")
+    }
+    draw_example(
+        panels,
+        src,
+        tgt,
+        gold.links(index, "sure"),
+        gold.links(index, "possible"),
+        path,
+        f"Hansards sentence {index + 1}",
+    )
 
 
 def draw_example(panels: dict, src: list, tgt: list, sure, possible, path: str, title: str) -> dict:
@@ -134,6 +195,7 @@ def draw_example(panels: dict, src: list, tgt: list, sure, possible, path: str, 
     sure links as solid red squares and its possible links as dashed orange circles; returns the number
     of each mark drawn."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
@@ -141,8 +203,9 @@ def draw_example(panels: dict, src: list, tgt: list, sure, possible, path: str, 
     from matplotlib.patches import Circle, Rectangle
 
     n = len(panels)
-    fig, axes = plt.subplots(1, n, figsize=(2.0 + 0.3 * n * len(src), 2.2 + 0.3 * len(tgt)), layout="constrained",
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        1, n, figsize=(2.0 + 0.3 * n * len(src), 2.2 + 0.3 * len(tgt)), layout="constrained", squeeze=False
+    )
     axes = axes[0]
     drawn = {"sure": 0, "possible": 0}
     for ax, (label, m) in zip(axes, panels.items()):
@@ -161,8 +224,10 @@ def draw_example(panels: dict, src: list, tgt: list, sure, possible, path: str, 
         ax.set_xlabel("source words", fontsize=8)
     axes[0].set_ylabel("target words", fontsize=8)
     fig.colorbar(im, ax=list(axes), shrink=0.8, label="share of the row (score / row sum)")
-    handles = [Line2D([], [], marker="s", ls="", mfc="none", mec="#d62728", mew=1.6, ms=9, label="sure gold link"),
-               Line2D([], [], marker="o", ls="", mfc="none", mec="#ff7f0e", mew=1.4, ms=7, label="possible gold link")]
+    handles = [
+        Line2D([], [], marker="s", ls="", mfc="none", mec="#d62728", mew=1.6, ms=9, label="sure gold link"),
+        Line2D([], [], marker="o", ls="", mfc="none", mec="#ff7f0e", mew=1.4, ms=7, label="possible gold link"),
+    ]
     fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=8, frameon=False)
     fig.suptitle(f"{title}: row-normalized scores", fontsize=9)
     fig.savefig(path, dpi=110)

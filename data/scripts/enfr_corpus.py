@@ -28,12 +28,21 @@ def main(argv=None) -> int:
         return 1
     out = args.out
     write_sides(out, [("", corpus.train), (".valid", corpus.valid), (".test", corpus.test)], ("en", "fr"))
-    meta = {"train_pairs": len(corpus.train), "valid_pairs": len(corpus.valid), "test_pairs": len(corpus.test),
-            "pairs_per_set": corpus.sets, "dropped": corpus.dropped, "max_ratio": MAX_RATIO,
-            "max_words": MAX_WORDS, "held_out": f"last {HELD_OUT_VALID}+{HELD_OUT_TEST} Hansard pairs"}
+    meta = {
+        "train_pairs": len(corpus.train),
+        "valid_pairs": len(corpus.valid),
+        "test_pairs": len(corpus.test),
+        "pairs_per_set": corpus.sets,
+        "dropped": corpus.dropped,
+        "max_ratio": MAX_RATIO,
+        "max_words": MAX_WORDS,
+        "held_out": f"last {HELD_OUT_VALID}+{HELD_OUT_TEST} Hansard pairs",
+    }
     write_text_atomic(out + ".json", json.dumps(meta, indent=1) + "\n")
-    print(f"{len(corpus.train)} en-fr training pairs -> {out}.{{en,fr}}; held out {len(corpus.valid)} valid, "
-          f"{len(corpus.test)} test; dropped {corpus.dropped}")
+    print(
+        f"{len(corpus.train)} en-fr training pairs -> {out}.{{en,fr}}; held out {len(corpus.valid)} valid, "
+        f"{len(corpus.test)} test; dropped {corpus.dropped}"
+    )
     return 0
 
 

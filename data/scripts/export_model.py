@@ -26,8 +26,11 @@ sys.path.insert(0, ROOT)
 from fairseq_plugins.checkpoint import CheckpointError, load_checkpoint, read_state, save_safe  # noqa: E402
 
 # What data/scripts/prepare.py does to the text (recorded in model_config.json; every entry point applies it)
-PREPROCESSING = {"lowercase": True, "note": "trained on lowercased, word-tokenized text (data/README.md); "
-                 "align-extract, the Python API and the plugin lowercase the input; tokenization stays the user's"}
+PREPROCESSING = {
+    "lowercase": True,
+    "note": "trained on lowercased, word-tokenized text (data/README.md); "
+    "align-extract, the Python API and the plugin lowercase the input; tokenization stays the user's",
+}
 
 
 def main(argv=None) -> int:
@@ -39,7 +42,7 @@ def main(argv=None) -> int:
             print(__doc__, file=sys.stderr)
             return 2
         prev_path = argv[i + 1]
-        del argv[i:i + 2]
+        del argv[i : i + 2]
     if len(argv) != 5:
         print(__doc__, file=sys.stderr)
         return 2
@@ -50,18 +53,25 @@ def main(argv=None) -> int:
     except (CheckpointError, OSError) as e:
         print(f"export_model: {e}", file=sys.stderr)
         return 1
-    if prev is not None and not (prev.get("optimizer_history") and prev.get("last_optimizer_state")
-                                 and state.get("optimizer_history")):
-        print(f"export_model: --continues needs an optimizer record (optimizer_history, and last_optimizer_state in "
-              f"the earlier model) in both {ckpt} and {prev_path}", file=sys.stderr)
+    if prev is not None and not (
+        prev.get("optimizer_history") and prev.get("last_optimizer_state") and state.get("optimizer_history")
+    ):
+        print(
+            f"export_model: --continues needs an optimizer record (optimizer_history, and last_optimizer_state in "
+            f"the earlier model) in both {ckpt} and {prev_path}",
+            file=sys.stderr,
+        )
         return 1
     if prev is not None:
         run, before = state["optimizer_history"][-1], prev["optimizer_history"][-1]
         if run["optimizer_name"] == before["optimizer_name"] and run["num_updates"] >= before["num_updates"]:
             # a run resumed with its optimizer (a CPU run) already counts PREV's updates: the sum would count twice
-            print(f"export_model: {ckpt} ({run['optimizer_name']}, {run['num_updates']} updates) resumed {prev_path} "
-                  f"({before['num_updates']} updates) with its optimizer; --continues is for a run whose optimizer "
-                  "was reset: export without it", file=sys.stderr)
+            print(
+                f"export_model: {ckpt} ({run['optimizer_name']}, {run['num_updates']} updates) resumed {prev_path} "
+                f"({before['num_updates']} updates) with its optimizer; --continues is for a run whose optimizer "
+                "was reset: export without it",
+                file=sys.stderr,
+            )
             return 1
     os.makedirs(out, exist_ok=True)
     keep = {k: state[k] for k in ("cfg", "args") if state.get(k) is not None}

@@ -21,6 +21,7 @@ def main(argv=None) -> int:
     ap.add_argument("model", help="a model folder (model.safetensors + model_config.json), or a .pt (printed as is)")
     args = ap.parse_args(argv)
     from fairseq_plugins.checkpoint import CheckpointError, fairseq_checkpoint
+
     try:
         path = fairseq_checkpoint(args.model)
     except (CheckpointError, OSError) as e:

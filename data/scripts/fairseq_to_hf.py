@@ -41,7 +41,9 @@ def main(argv=None) -> int:
     except (OSError, ValueError) as e:
         print(f"fairseq_to_hf: {e}", file=sys.stderr)
         return 1
-    print(f"wrote {out} ({src}->{tgt}): load with AutoModelForSeq2SeqLM / AutoTokenizer, or align-extract --model {out}")
+    print(
+        f"wrote {out} ({src}->{tgt}): load with AutoModelForSeq2SeqLM / AutoTokenizer, or align-extract --model {out}"
+    )
     return 0
 
 

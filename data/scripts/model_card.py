@@ -85,16 +85,26 @@ def checkpoint_facts(path: str) -> dict:
     m = state["cfg"]["model"]
     get = (lambda k: getattr(m, k, None)) if not isinstance(m, dict) else m.get
     hist = state.get("optimizer_history") or [{}]
-    params = distinct_parameters(state["model"], bool(get("share_all_embeddings")),
-                                 bool(get("share_decoder_input_output_embed")))
+    params = distinct_parameters(
+        state["model"], bool(get("share_all_embeddings")), bool(get("share_decoder_input_output_embed"))
+    )
     dtypes = sorted({str(v.dtype).removeprefix("torch.") for v in state["model"].values() if v.is_floating_point()})
-    return {"arch": get("arch"), "encoder_layers": get("encoder_layers"), "decoder_layers": get("decoder_layers"),
-            "d_model": get("encoder_embed_dim"), "ffn": get("encoder_ffn_embed_dim"),
-            "heads": get("decoder_attention_heads"), "normalize_before": get("decoder_normalize_before"),
-            "dropout": get("dropout"), "updates": hist[-1].get("num_updates"), "parameters": params,
-            "shared": bool(get("share_all_embeddings")), "dtypes": "/".join(dtypes),
-            "optimizer_state": bool((state.get("last_optimizer_state") or {}).get("state")),  # Adam moments
-            "size_mb": round(os.path.getsize(resolve_model_path(path)) / 1e6, 1)}
+    return {
+        "arch": get("arch"),
+        "encoder_layers": get("encoder_layers"),
+        "decoder_layers": get("decoder_layers"),
+        "d_model": get("encoder_embed_dim"),
+        "ffn": get("encoder_ffn_embed_dim"),
+        "heads": get("decoder_attention_heads"),
+        "normalize_before": get("decoder_normalize_before"),
+        "dropout": get("dropout"),
+        "updates": hist[-1].get("num_updates"),
+        "parameters": params,
+        "shared": bool(get("share_all_embeddings")),
+        "dtypes": "/".join(dtypes),
+        "optimizer_state": bool((state.get("last_optimizer_state") or {}).get("state")),  # Adam moments
+        "size_mb": round(os.path.getsize(resolve_model_path(path)) / 1e6, 1),
+    }
 
 
 def aer_lines(results_path: str, direction: str | None = None) -> list[str]:
@@ -116,8 +126,10 @@ def aer_lines(results_path: str, direction: str | None = None) -> list[str]:
         methods.add((k.method, k.shift))
     for method, shift in sorted(methods):
         b = best(by_shift[shift], method)
-        out.append(f"| {method} | {shift.upper()} | {parse_name(b['hyp']).layer} | {b['aer']:.1f} | "
-                   f"{b['precision']:.1f} | {b['recall']:.1f} |")
+        out.append(
+            f"| {method} | {shift.upper()} | {parse_name(b['hyp']).layer} | {b['aer']:.1f} | "
+            f"{b['precision']:.1f} | {b['recall']:.1f} |"
+        )
     return out
 
 
@@ -149,46 +161,67 @@ def main(argv=None) -> int:
     wall = sum(r.get("wall_s", 0) for r in runs)
     ups = [r["ups"] for r in runs if "ups" in r]
     title = args.title or os.path.basename(os.path.normpath(args.model_dir))
-    lines = [f"# Model card: {title}", "",
-             f"{args.note}".strip(), "",
-             "## Model",
-             f"- fairseq `{ck['arch']}`, post-LN" if not ck["normalize_before"] else f"- fairseq `{ck['arch']}`, pre-LN",
-             f"- {ck['encoder_layers']}+{ck['decoder_layers']} layers, d_model {ck['d_model']}, FF {ck['ffn']}, "
-             f"{ck['heads']} heads, {'shared' if ck['shared'] else 'separate'} embeddings, dropout {ck['dropout']}; "
-             f"{ck['parameters'] / 1e6:.1f}M parameters; weights stored in {ck['dtypes']} ({ck['size_mb']} MB, "
-             f"{'with' if ck['optimizer_state'] else 'no'} optimizer moments)",
-             f"- joint SentencePiece BPE, {prep['vocab']} pieces (`spm.model`), lowercased text", "",
-             "## Data (training text plus the test sentences, never their gold links)",
-             f"- training pairs: {prep['train_pairs']} (including the {prep['test_pairs']} test sentences "
-             f"x{prep['test_repeat']}), from {', '.join(prep['train_files'])} and {prep['test_file']}",
-             f"- validation: {prep['valid_pairs']} pairs; seed {prep['seed']}; sentencepiece {prep['sentencepiece']}",
-             "- protocol: lilt/alignment-scripts (every aligner trains on the test sentences too); Kobayashi "
-             "et al. (2020) removed the test sentences instead", "",
-             "## Training"]
+    lines = [
+        f"# Model card: {title}",
+        "",
+        f"{args.note}".strip(),
+        "",
+        "## Model",
+        f"- fairseq `{ck['arch']}`, post-LN" if not ck["normalize_before"] else f"- fairseq `{ck['arch']}`, pre-LN",
+        f"- {ck['encoder_layers']}+{ck['decoder_layers']} layers, d_model {ck['d_model']}, FF {ck['ffn']}, "
+        f"{ck['heads']} heads, {'shared' if ck['shared'] else 'separate'} embeddings, dropout {ck['dropout']}; "
+        f"{ck['parameters'] / 1e6:.1f}M parameters; weights stored in {ck['dtypes']} ({ck['size_mb']} MB, "
+        f"{'with' if ck['optimizer_state'] else 'no'} optimizer moments)",
+        f"- joint SentencePiece BPE, {prep['vocab']} pieces (`spm.model`), lowercased text",
+        "",
+        "## Data (training text plus the test sentences, never their gold links)",
+        f"- training pairs: {prep['train_pairs']} (including the {prep['test_pairs']} test sentences "
+        f"x{prep['test_repeat']}), from {', '.join(prep['train_files'])} and {prep['test_file']}",
+        f"- validation: {prep['valid_pairs']} pairs; seed {prep['seed']}; sentencepiece {prep['sentencepiece']}",
+        "- protocol: lilt/alignment-scripts (every aligner trains on the test sentences too); Kobayashi "
+        "et al. (2020) removed the test sentences instead",
+        "",
+        "## Training",
+    ]
     for i, (cmd, r) in enumerate(zip(args.command, runs), 1):
-        lines.append(f"- {'run ' + str(i) + ': ' if len(runs) > 1 else ''}`{cmd}`"
-                     + (f" (updates {r['first_logged']}-{r['updates_logged']} logged, {r['wall_s'] / 60:.0f} min)"
-                        if len(runs) > 1 and "wall_s" in r else ""))
+        lines.append(
+            f"- {'run ' + str(i) + ': ' if len(runs) > 1 else ''}`{cmd}`"
+            + (
+                f" (updates {r['first_logged']}-{r['updates_logged']} logged, {r['wall_s'] / 60:.0f} min)"
+                if len(runs) > 1 and "wall_s" in r
+                else ""
+            )
+        )
     if len(runs) > 1:
-        lines.append("- each run resumed from the previous run's last saved checkpoint (every 250 updates); "
-                     "updates logged after it were lost and done again")
+        lines.append(
+            "- each run resumed from the previous run's last saved checkpoint (every 250 updates); "
+            "updates logged after it were lost and done again"
+        )
     lines += [
-             f"- {ck['updates']} updates; {wall / 60:.0f} min wall on {args.threads} CPU thread"
-             f"{'s' if args.threads > 1 else ''} "
-             f"({sum(ups) / len(ups) if ups else float('nan'):.2f} updates/s); fairseq {fairseq.__version__}, "
-             f"torch {torch.__version__}",
-             f"- validation perplexity {lg['valid_ppl']:.2f} at update {lg['valid_update']}" if "valid_ppl" in lg
-             else "- no validation logged", ""]
+        f"- {ck['updates']} updates; {wall / 60:.0f} min wall on {args.threads} CPU thread"
+        f"{'s' if args.threads > 1 else ''} "
+        f"({sum(ups) / len(ups) if ups else float('nan'):.2f} updates/s); fairseq {fairseq.__version__}, "
+        f"torch {torch.__version__}",
+        f"- validation perplexity {lg['valid_ppl']:.2f} at update {lg['valid_update']}"
+        if "valid_ppl" in lg
+        else "- no validation logged",
+        "",
+    ]
     if args.bleu:
         with open(args.bleu) as f:
             lines += ["## Held-out BLEU (sacrebleu, beam 5)", f"- `{f.read().strip()}`", ""]
     if args.aer:
-        lines += [f"## Word alignment on {args.aer_set} (AER %, forced alignment, best layer per method and shift)",
-                  ""] + aer_lines(args.aer, args.aer_direction) + [""]
+        lines += (
+            [f"## Word alignment on {args.aer_set} (AER %, forced alignment, best layer per method and shift)", ""]
+            + aer_lines(args.aer, args.aer_direction)
+            + [""]
+        )
     if args.curve:
         with open(args.curve, encoding="utf-8") as f:
             table = [line for line in f.read().splitlines() if line.startswith("|")]
-        lines += ["## AER during training (best layer per method and shift; `benchmarks/aer_curve.py`)", ""] + table + [""]
+        lines += (
+            ["## AER during training (best layer per method and shift; `benchmarks/aer_curve.py`)", ""] + table + [""]
+        )
     text = "\n".join(line for line in lines) + "\n"
     text = re.sub(r"\n{3,}", "\n\n", text)
     path = os.path.join(args.model_dir, "MODEL_CARD.md")

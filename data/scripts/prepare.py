@@ -66,9 +66,17 @@ def _train_spm(spm, args, raw: str, spm_prefix: str) -> None:
     """A joint BPE model of ``args.vocab`` pieces on the training text of both sides."""
     spm.SentencePieceTrainer.train(
         input=[os.path.join(raw, f"train.{args.src}"), os.path.join(raw, f"train.{args.tgt}")],
-        model_prefix=spm_prefix, vocab_size=args.vocab, model_type="bpe", character_coverage=1.0,
-        bos_id=-1, eos_id=-1, pad_id=-1, unk_id=0, num_threads=2,
-        minloglevel=2)
+        model_prefix=spm_prefix,
+        vocab_size=args.vocab,
+        model_type="bpe",
+        character_coverage=1.0,
+        bos_id=-1,
+        eos_id=-1,
+        pad_id=-1,
+        unk_id=0,
+        num_threads=2,
+        minloglevel=2,
+    )
 
 
 def main(argv=None) -> int:
@@ -79,12 +87,16 @@ def main(argv=None) -> int:
     ap.add_argument("--train", nargs="+", required=True, help="SRC TGT file pairs")
     ap.add_argument("--valid", nargs=2, required=True)
     ap.add_argument("--test", required=True, help="'src ||| tgt' gold text (source first)")
-    ap.add_argument("--test-repeat", type=int, default=20, help="0: the paper's protocol (test sentences not trained on)")
+    ap.add_argument(
+        "--test-repeat", type=int, default=20, help="0: the paper's protocol (test sentences not trained on)"
+    )
     ap.add_argument("--vocab", type=int, default=8000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--dict", help="use this joined fairseq dictionary (a model being resumed) instead of building one")
-    ap.add_argument("--spm", help="use this SentencePiece model (a model being resumed on new text) instead of "
-                                  "training one; needs --dict")
+    ap.add_argument(
+        "--spm",
+        help="use this SentencePiece model (a model being resumed on new text) instead of training one; needs --dict",
+    )
     args = ap.parse_args(argv)
     if len(args.train) % 2:
         ap.error("--train takes SRC TGT file pairs")
@@ -109,6 +121,7 @@ def main(argv=None) -> int:
     spm_prefix = os.path.join(args.out, "spm")
     if args.spm:  # the resumed model's own pieces: its embeddings mean nothing under another segmentation
         import shutil
+
         dst = spm_prefix + ".model"
         if not (os.path.exists(dst) and os.path.samefile(args.spm, dst)):  # resuming from work/NAME itself
             shutil.copyfile(args.spm, dst)
@@ -126,14 +139,43 @@ def main(argv=None) -> int:
     dict_path = args.dict or os.path.join(args.out, "dict.joined.txt")
     if not args.dict:
         write_full_dictionary(sp, [os.path.join(bpe, f"train.{side}") for side in (args.src, args.tgt)], dict_path)
-    subprocess.run(["fairseq-preprocess", "--source-lang", args.src, "--target-lang", args.tgt,
-                    "--trainpref", f"{bpe}/train", "--validpref", f"{bpe}/valid", "--testpref", f"{bpe}/test",
-                    "--destdir", os.path.join(args.out, "bin"), "--srcdict", dict_path, "--tgtdict", dict_path,
-                    "--workers", "2"], check=True)
-    meta = {"train_pairs": len(train), "test_pairs": len(test), "test_repeat": args.test_repeat,
-            "valid_pairs": len(valid), "vocab": sp.get_piece_size(), "seed": args.seed,
-            "spm_from": args.spm, "dict_from": args.dict,
-            "sentencepiece": spm.__version__, "train_files": args.train, "test_file": args.test}
+    subprocess.run(
+        [
+            "fairseq-preprocess",
+            "--source-lang",
+            args.src,
+            "--target-lang",
+            args.tgt,
+            "--trainpref",
+            f"{bpe}/train",
+            "--validpref",
+            f"{bpe}/valid",
+            "--testpref",
+            f"{bpe}/test",
+            "--destdir",
+            os.path.join(args.out, "bin"),
+            "--srcdict",
+            dict_path,
+            "--tgtdict",
+            dict_path,
+            "--workers",
+            "2",
+        ],
+        check=True,
+    )
+    meta = {
+        "train_pairs": len(train),
+        "test_pairs": len(test),
+        "test_repeat": args.test_repeat,
+        "valid_pairs": len(valid),
+        "vocab": sp.get_piece_size(),
+        "seed": args.seed,
+        "spm_from": args.spm,
+        "dict_from": args.dict,
+        "sentencepiece": spm.__version__,
+        "train_files": args.train,
+        "test_file": args.test,
+    }
     with open(os.path.join(args.out, "prepare.json"), "w") as f:
         json.dump(meta, f, indent=1)
     print(json.dumps(meta))

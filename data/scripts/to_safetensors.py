@@ -66,8 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model", metavar="MODEL_DIR_OR_PT", help="a model folder holding model.pt, or a .pt checkpoint")
     ap.add_argument("out", metavar="OUT_DIR", help="folder to write (may be the model folder itself)")
-    ap.add_argument("--trust-checkpoint", action="store_true",
-                    help="unpickle the checkpoint fully, which runs any code in it: only for a file you trust")
+    ap.add_argument(
+        "--trust-checkpoint",
+        action="store_true",
+        help="unpickle the checkpoint fully, which runs any code in it: only for a file you trust",
+    )
     args = ap.parse_args(argv)
     from fairseq_plugins.checkpoint import CheckpointError
 

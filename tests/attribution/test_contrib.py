@@ -19,17 +19,17 @@ from align.attribution.norms import CrossAttentionLayer, FeedForwardBlock  # noq
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-
-
 def _identity_layer(D: int, pre: bool, ln_eps: float = 1e-5) -> CrossAttentionLayer:
     """One head, W_V = W_O = I, no biases, LayerNorm gain 1 and bias 0: f(x) = x."""
-    return CrossAttentionLayer(torch.eye(D), torch.zeros(D), torch.eye(D), torch.zeros(D), 1,
-                               torch.ones(D), torch.zeros(D), ln_eps, pre)
+    return CrossAttentionLayer(
+        torch.eye(D), torch.zeros(D), torch.eye(D), torch.zeros(D), 1, torch.ones(D), torch.zeros(D), ln_eps, pre
+    )
 
 
 # ----------------------------------------------------------------------------------------------
 # (a) hand-computed examples
 # ----------------------------------------------------------------------------------------------
+
 
 def test_alti_contributions_by_hand():
     # row 0: y = [2, 1], ||y||_1 = 3
@@ -41,12 +41,12 @@ def test_alti_contributions_by_hand():
     # row 2: y = [1, 0]
     #   v0 = [1, 1]: ||y - v0||_1 = 0 + 1 = 1 -> 0
     #   v1 = [0, -1]: ||y - v1||_1 = 1 + 1 = 2 -> -1 -> 0     -> all zero: the row stays 0 (no 0/0)
-    vectors = torch.tensor([[[[2., 0.], [0., 1.]],
-                             [[3., 1.], [-1., 0.]],
-                             [[1., 1.], [0., -1.]]]])  # (B=1, T=3, S=2, D=2)
-    output = torch.tensor([[[2., 1.], [2., 1.], [1., 0.]]])  # (1, 3, 2)
+    vectors = torch.tensor(
+        [[[[2.0, 0.0], [0.0, 1.0]], [[3.0, 1.0], [-1.0, 0.0]], [[1.0, 1.0], [0.0, -1.0]]]]
+    )  # (B=1, T=3, S=2, D=2)
+    output = torch.tensor([[[2.0, 1.0], [2.0, 1.0], [1.0, 0.0]]])  # (1, 3, 2)
     c = alti_contributions(vectors, output)
-    torch.testing.assert_close(c, torch.tensor([[[2 / 3, 1 / 3], [1., 0.], [0., 0.]]]))
+    torch.testing.assert_close(c, torch.tensor([[[2 / 3, 1 / 3], [1.0, 0.0], [0.0, 0.0]]]))
     assert not torch.isnan(c).any()
 
 
@@ -60,9 +60,9 @@ def test_alti_block_cross_pre_ln_by_hand():
     #   res: ||[4, 2] - [1, 1]||_1 = 3 + 1 = 4 -> 6 - 4 = 2     sum 6 -> [1/2, 1/6, 1/3]
     layer = _identity_layer(2, pre=True)
     alpha = torch.tensor([[[[0.75, 0.25]]]])  # (1, 1, 1, 2)
-    x = torch.tensor([[[4., 0.], [0., 4.]]])
-    residual = torch.tensor([[[1., 1.]]])
-    attn_out = torch.tensor([[[3., 1.]]])  # z0 + z1 (+ b_O = 0)
+    x = torch.tensor([[[4.0, 0.0], [0.0, 4.0]]])
+    residual = torch.tensor([[[1.0, 1.0]]])
+    attn_out = torch.tensor([[[3.0, 1.0]]])  # z0 + z1 (+ b_O = 0)
     c = alti_block(alpha, x, residual, attn_out, layer)
     torch.testing.assert_close(c, torch.tensor([[[1 / 2, 1 / 6, 1 / 3]]]))
 
@@ -84,9 +84,9 @@ def test_alti_block_cross_post_ln_by_hand():
     #   sum 5 -> [0.5, 0.1, 0.4]
     # (the same numbers pre-LN give [1/2, 1/6, 1/3]: out = h, ||h||_1 = 6; 6 - 3 = 3, 6 - 5 = 1, 6 - 4 = 2)
     alpha = torch.tensor([[[[0.75, 0.25]]]])
-    x = torch.tensor([[[4., 0., 0., 0.], [0., 4., 0., 0.]]])
-    residual = torch.tensor([[[0., 0., 0., -2.]]])
-    attn_out = torch.tensor([[[3., 1., 0., 0.]]])
+    x = torch.tensor([[[4.0, 0.0, 0.0, 0.0], [0.0, 4.0, 0.0, 0.0]]])
+    residual = torch.tensor([[[0.0, 0.0, 0.0, -2.0]]])
+    attn_out = torch.tensor([[[3.0, 1.0, 0.0, 0.0]]])
     post = alti_block(alpha, x, residual, attn_out, _identity_layer(4, pre=False))
     torch.testing.assert_close(post, torch.tensor([[[0.5, 0.1, 0.4]]]))
     pre = alti_block(alpha, x, residual, attn_out, _identity_layer(4, pre=True))
@@ -102,8 +102,8 @@ def test_alti_block_self_attention_by_hand():
     #     token 0: [2, 0]: ||[0, 6]||_1 = 6 -> 2;  token 1: z11 + x1 = [0, 6]: ||[2, 0]||_1 = 2 -> 6  => [1/4, 3/4]
     layer = _identity_layer(2, pre=True)
     alpha = torch.tensor([[[[0.75, 0.25], [0.5, 0.5]]]])
-    x = torch.tensor([[[4., 0.], [0., 4.]]])
-    attn_out = torch.tensor([[[3., 1.], [2., 2.]]])
+    x = torch.tensor([[[4.0, 0.0], [0.0, 4.0]]])
+    attn_out = torch.tensor([[[3.0, 1.0], [2.0, 2.0]]])
     c = alti_block(alpha, x, x, attn_out, layer, self_attention=True)
     torch.testing.assert_close(c, torch.tensor([[[7 / 8, 1 / 8], [1 / 4, 3 / 4]]]))
 
@@ -115,14 +115,14 @@ def test_value_zeroing_by_hand():
     #   zero x1: h - z1 = [4, -3]: cos = (16 - 9) / (5 * 5) = 0.28   -> 0.72
     layer = _identity_layer(2, pre=True)
     alpha = torch.tensor([[[[0.5, 0.5]]]])
-    x = torch.tensor([[[8., 0.], [0., 12.]]])
-    residual = torch.tensor([[[0., -3.]]])
-    attn_out = torch.tensor([[[4., 6.]]])
+    x = torch.tensor([[[8.0, 0.0], [0.0, 12.0]]])
+    residual = torch.tensor([[[0.0, -3.0]]])
+    attn_out = torch.tensor([[[4.0, 6.0]]])
     vz = value_zeroing(alpha, x, residual, attn_out, layer)
     torch.testing.assert_close(vz, torch.tensor([[[0.4, 0.72]]]))
     # a padded third source (alpha 0) scores exactly 0
     alpha_p = torch.tensor([[[[0.5, 0.5, 0.0]]]])
-    x_p = torch.tensor([[[8., 0.], [0., 12.], [5., 5.]]])
+    x_p = torch.tensor([[[8.0, 0.0], [0.0, 12.0], [5.0, 5.0]]])
     vz_p = value_zeroing(alpha_p, x_p, residual, attn_out, layer)
     torch.testing.assert_close(vz_p, torch.tensor([[[0.4, 0.72, 0.0]]]))
 
@@ -137,21 +137,32 @@ def test_value_zeroing_post_ln_ff_by_hand():
     #     cos = (-0.5 + 1.5 + 0.5 + 0.5) / (2 * sqrt(3)) = 2 / (2 sqrt 3) = 1/sqrt(3) -> 1 - 0.57735 = 0.42265
     #   zero x1: nothing changes (alpha 0)                                          -> 0
     D = 4
-    ff = FeedForwardBlock(torch.zeros(8, D), torch.zeros(8), torch.zeros(D, 8), torch.zeros(D), "relu",
-                          torch.ones(D), torch.zeros(D), 1e-5, False)
-    layer = CrossAttentionLayer(torch.eye(D), torch.zeros(D), torch.eye(D), torch.zeros(D), 1,
-                                torch.ones(D), torch.zeros(D), 1e-5, False, ff)
+    ff = FeedForwardBlock(
+        torch.zeros(8, D),
+        torch.zeros(8),
+        torch.zeros(D, 8),
+        torch.zeros(D),
+        "relu",
+        torch.ones(D),
+        torch.zeros(D),
+        1e-5,
+        False,
+    )
+    layer = CrossAttentionLayer(
+        torch.eye(D), torch.zeros(D), torch.eye(D), torch.zeros(D), 1, torch.ones(D), torch.zeros(D), 1e-5, False, ff
+    )
     alpha = torch.tensor([[[[1.0, 0.0]]]])
-    x = torch.tensor([[[2., 0., 0., 0.], [0., 0., 3., 0.]]])
-    residual = torch.tensor([[[0., 2., 0., 0.]]])
-    attn_out = torch.tensor([[[2., 0., 0., 0.]]])
+    x = torch.tensor([[[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 3.0, 0.0]]])
+    residual = torch.tensor([[[0.0, 2.0, 0.0, 0.0]]])
+    attn_out = torch.tensor([[[2.0, 0.0, 0.0, 0.0]]])
     vz = value_zeroing(alpha, x, residual, attn_out, layer)
-    torch.testing.assert_close(vz, torch.tensor([[[1 - 3 ** -0.5, 0.0]]]), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(vz, torch.tensor([[[1 - 3**-0.5, 0.0]]]), rtol=1e-5, atol=1e-5)
 
 
 # ----------------------------------------------------------------------------------------------
 # (b) alti_block against a plain-loop transcription of the authors' formula
 # ----------------------------------------------------------------------------------------------
+
 
 def _loop_z(alpha, x, layer):
     """z_ij = sum_h alpha^h_ij f^h(x_j), f^h(x) = (x W_V^h + b_V^h) W_O^h, every vector in loops: (B, T, S, D)."""
@@ -163,8 +174,8 @@ def _loop_z(alpha, x, layer):
         for i in range(T):
             for j in range(S):
                 for h in range(H):
-                    v = x[b, j] @ layer.v_weight[h * d:(h + 1) * d].T + layer.v_bias[h * d:(h + 1) * d]
-                    z[b, i, j] += alpha[b, h, i, j] * (v @ layer.out_weight[:, h * d:(h + 1) * d].T)
+                    v = x[b, j] @ layer.v_weight[h * d : (h + 1) * d].T + layer.v_bias[h * d : (h + 1) * d]
+                    z[b, i, j] += alpha[b, h, i, j] * (v @ layer.out_weight[:, h * d : (h + 1) * d].T)
     return z
 
 
@@ -224,6 +235,7 @@ def test_alti_block_equals_plain_loops(pre, self_attention):
 # (c) value zeroing = zeroing the values and rerunning the real layer
 # ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.fairseq
 @pytest.mark.parametrize("pre,act", [(False, "relu"), (True, "relu"), (False, "gelu"), (True, "gelu")])
 def test_value_zeroing_equals_rerunning_fairseq_layer(pre, act):
@@ -235,9 +247,12 @@ def test_value_zeroing_equals_rerunning_fairseq_layer(pre, act):
     pad = torch.zeros(B, S, dtype=torch.bool)
     pad[1, 3:] = True
     cap = {}
-    hooks = [dec.encoder_attn.register_forward_hook(
-        lambda m, a, kw, out: cap.update(q=kw["query"], out=out[0], w=out[1]), with_kwargs=True),
-        dec.encoder_attn_layer_norm.register_forward_pre_hook(lambda m, a: cap.update(ln_in=a[0]))]
+    hooks = [
+        dec.encoder_attn.register_forward_hook(
+            lambda m, a, kw, out: cap.update(q=kw["query"], out=out[0], w=out[1]), with_kwargs=True
+        ),
+        dec.encoder_attn_layer_norm.register_forward_pre_hook(lambda m, a: cap.update(ln_in=a[0])),
+    ]
     with torch.no_grad():
         real, _, _ = dec(x_dec, enc, pad, need_attn=True, need_head_weights=True)
     for h in hooks:
@@ -247,10 +262,12 @@ def test_value_zeroing_equals_rerunning_fairseq_layer(pre, act):
     residual = (cap["ln_in"] if pre else cap["q"]).transpose(0, 1)
     vz = value_zeroing(alpha, enc.transpose(0, 1), residual, cap["out"].transpose(0, 1), layer)
     for j in range(S):
+
         def zero_j(m, a, out, j=j):  # v_proj output is time-first (S, B, D)
             out = out.clone()
             out[j] = 0
             return out
+
         h = dec.encoder_attn.v_proj.register_forward_hook(zero_j)
         with torch.no_grad():
             new, _, _ = dec(x_dec, enc, pad)
@@ -263,15 +280,29 @@ def test_value_zeroing_equals_rerunning_fairseq_layer(pre, act):
 
 from hf_tiny import randomize as _randomize  # noqa: E402
 
-_HF_COMMON = dict(d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
-                  encoder_ffn_dim=32, decoder_ffn_dim=32, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
-                  max_position_embeddings=64, pad_token_id=1, bos_token_id=0, eos_token_id=2)
+_HF_COMMON = dict(
+    d_model=16,
+    encoder_layers=2,
+    decoder_layers=2,
+    encoder_attention_heads=4,
+    decoder_attention_heads=4,
+    encoder_ffn_dim=32,
+    decoder_ffn_dim=32,
+    dropout=0.0,
+    attention_dropout=0.0,
+    activation_dropout=0.0,
+    max_position_embeddings=64,
+    pad_token_id=1,
+    bos_token_id=0,
+    eos_token_id=2,
+)
 
 
 def _tiny_m2m100(act="relu"):
     transformers = pytest.importorskip("transformers")
-    cfg = transformers.M2M100Config(vocab_size=40, activation_function=act, decoder_start_token_id=2,
-                                    attn_implementation="eager", **_HF_COMMON)
+    cfg = transformers.M2M100Config(
+        vocab_size=40, activation_function=act, decoder_start_token_id=2, attn_implementation="eager", **_HF_COMMON
+    )
     torch.manual_seed(0)
     model = transformers.M2M100ForConditionalGeneration(cfg).eval()
     _randomize(model, 1)
@@ -280,8 +311,14 @@ def _tiny_m2m100(act="relu"):
 
 def _tiny_marian(act="swish"):
     transformers = pytest.importorskip("transformers")
-    cfg = transformers.MarianConfig(vocab_size=40, decoder_vocab_size=40, activation_function=act,
-                                    decoder_start_token_id=1, attn_implementation="eager", **_HF_COMMON)
+    cfg = transformers.MarianConfig(
+        vocab_size=40,
+        decoder_vocab_size=40,
+        activation_function=act,
+        decoder_start_token_id=1,
+        attn_implementation="eager",
+        **_HF_COMMON,
+    )
     torch.manual_seed(0)
     model = transformers.MarianMTModel(cfg).eval()
     _randomize(model, 2)
@@ -297,6 +334,7 @@ def test_value_zeroing_equals_rerunning_hf_m2m100_layer():
     cross-attention, and compare that layer's real output with and without."""
     from align.extraction.adapters import Batch, HFAdapter
     from align.extraction.engine import Recorder, collate
+
     model = _tiny_m2m100()
     adapter = HFAdapter(model)
     assert adapter.pre_ln
@@ -306,17 +344,21 @@ def test_value_zeroing_equals_rerunning_hf_m2m100_layer():
     S = src.shape[1]
     for k, dec_layer in enumerate(model.model.decoder.layers):
         outs = []
-        hook = dec_layer.register_forward_hook(lambda m, a, out, outs=outs: outs.append(out[0] if isinstance(out, tuple) else out))
+        hook = dec_layer.register_forward_hook(
+            lambda m, a, out, outs=outs: outs.append(out[0] if isinstance(out, tuple) else out)
+        )
         with torch.no_grad(), Recorder(model, adapter) as rec:
             adapter.forward(model, batch)
         inp, blk = rec.layer_inputs(k), rec.layer(k)
         alpha = inp.alpha * src_mask[:, None, None, :]
         vz = value_zeroing(alpha, inp.x, inp.residual, inp.attn_out, blk)
         for j in range(S):
+
             def zero_j(m, a, out, j=j):  # batch-first (B, S, D)
                 out = out.clone()
                 out[:, j] = 0
                 return out
+
             h = dec_layer.encoder_attn.v_proj.register_forward_hook(zero_j)
             with torch.no_grad():
                 adapter.forward(model, batch)
@@ -339,6 +381,7 @@ def test_value_zeroing_equals_rerunning_hf_m2m100_layer():
 # ----------------------------------------------------------------------------------------------
 # (d) rollouts
 # ----------------------------------------------------------------------------------------------
+
 
 def test_rollout_encoder_by_hand():
     # C0 = [[1, 0], [0.5, 0.5]], C1 = [[0.5, 0.5], [0, 1]]
@@ -444,6 +487,7 @@ _BATCH_METHODS = ["alti", "alti-rollout", "value-zeroing"]
 def test_scores_independent_of_batch_and_padding(make):
     from align.extraction.adapters import HFAdapter
     from align.extraction.engine import score_pairs
+
     model = make()
     adapter = HFAdapter(model)
     together = score_pairs(model, adapter, _SRC, _LAB, 1, _BATCH_METHODS, [0, 1])
@@ -452,8 +496,13 @@ def test_scores_independent_of_batch_and_padding(make):
         for key, v in alone.items():
             assert v.shape == (len(_LAB[i]), len(_SRC[i])), key
             assert together[i][key].shape == v.shape, key
-            torch.testing.assert_close(torch.from_numpy(together[i][key]), torch.from_numpy(v),
-                                       rtol=1e-4, atol=1e-5, msg=lambda m, k=key, i=i: f"sentence {i} {k}: {m}")
+            torch.testing.assert_close(
+                torch.from_numpy(together[i][key]),
+                torch.from_numpy(v),
+                rtol=1e-4,
+                atol=1e-5,
+                msg=lambda m, k=key, i=i: f"sentence {i} {k}: {m}",
+            )
     # alti and the rollout: rows are shares (alti's row leaves out the residual column)
     for i in range(2):
         roll = together[i][("alti-rollout", 1)]
@@ -466,14 +515,16 @@ def test_rollout_of_one_layer_equals_rollout_of_all():
     """Asking for layer 1 alone still carries the rollout through layer 0."""
     from align.extraction.adapters import HFAdapter
     from align.extraction.engine import score_pairs
+
     model = _tiny_marian()
     adapter = HFAdapter(model)
     both = score_pairs(model, adapter, _SRC, _LAB, 1, ["alti-rollout", "alti"], [0, 1])
     top = score_pairs(model, adapter, _SRC, _LAB, 1, ["alti-rollout"], [1])
     for i in range(2):
         assert set(top[i]) == {("alti-rollout", 1)}
-        torch.testing.assert_close(torch.from_numpy(top[i][("alti-rollout", 1)]),
-                                   torch.from_numpy(both[i][("alti-rollout", 1)]))
+        torch.testing.assert_close(
+            torch.from_numpy(top[i][("alti-rollout", 1)]), torch.from_numpy(both[i][("alti-rollout", 1)])
+        )
 
 
 @pytest.mark.fairseq
@@ -482,6 +533,7 @@ def test_shipped_model_links_independent_of_batch_size():
     import os
 
     from fairseq_plugins.hub import NormAligner
+
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     aligner = NormAligner.from_checkpoint(os.path.join(root, "data/models/enfr"))
     with open(os.path.join(root, "align/links/gold/enfr_hansards/enfr.src-tgt"), encoding="utf-8") as f:

@@ -31,8 +31,6 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 B, H, T, S, D = 2, 4, 5, 6, 16
 
 
-
-
 def _valid_list(msg: str) -> list[str]:
     return re.search(r"valid: (.*)$", msg).group(1).split(", ")
 
@@ -42,8 +40,9 @@ def _layer_with_ff(pre: bool) -> CrossAttentionLayer:
     layer = _layer(D=D, H=H, pre=pre)
     g = torch.Generator().manual_seed(11)
     r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
-    layer.ff = FeedForwardBlock(r(32, D) / D ** 0.5, r(32) * 0.5, r(D, 32) / 32 ** 0.5, r(D), "relu",
-                                1 + 0.1 * r(D), r(D), 1e-5, pre)
+    layer.ff = FeedForwardBlock(
+        r(32, D) / D**0.5, r(32) * 0.5, r(D, 32) / 32**0.5, r(D), "relu", 1 + 0.1 * r(D), r(D), 1e-5, pre
+    )
     return layer
 
 
@@ -68,28 +67,46 @@ def _self_record(n: int, causal: bool, seed: int, pre: bool) -> tuple[LayerInput
 
 
 def _model_context(src_mask, tgt_mask, pre: bool) -> ModelContext:
-    records = {("encoder", 0): _self_record(S, False, 20, pre), ("encoder", 1): _self_record(S, False, 21, pre),
-               ("decoder", 0): _self_record(T, True, 22, pre)}
-    return ModelContext(self_attention=lambda part, k: records[(part, k)], n_encoder_layers=2,
-                        src_mask=src_mask, tgt_mask=tgt_mask)
+    records = {
+        ("encoder", 0): _self_record(S, False, 20, pre),
+        ("encoder", 1): _self_record(S, False, 21, pre),
+        ("decoder", 0): _self_record(T, True, 22, pre),
+    }
+    return ModelContext(
+        self_attention=lambda part, k: records[(part, k)], n_encoder_layers=2, src_mask=src_mask, tgt_mask=tgt_mask
+    )
 
 
 # ----------------------------------------------------------------------------------------------
 # the registry
 # ----------------------------------------------------------------------------------------------
 
+
 def test_unknown_method_lists_the_valid_ones():
-    for call in (lambda: get_method("grad"), lambda: check_methods(["norm", "grad"]), lambda: needs(["grad"]),
-                 lambda: layer_scores(_cross_inputs(_layer()), _layer(), ["grad"]),
-                 lambda: AlignSpec(methods=("grad",)).validate(3, 4)):
+    for call in (
+        lambda: get_method("grad"),
+        lambda: check_methods(["norm", "grad"]),
+        lambda: needs(["grad"]),
+        lambda: layer_scores(_cross_inputs(_layer()), _layer(), ["grad"]),
+        lambda: AlignSpec(methods=("grad",)).validate(3, 4),
+    ):
         with pytest.raises(ValueError, match="grad") as e:
             call()
         assert _valid_list(str(e.value)) == list(METHODS)
 
 
 def test_every_method_declares_known_needs_and_a_description():
-    expected = {"attn", "attn-head", "norm", "norm-head", "attn-res-ln", "attn-res-ln-ff", "alti", "alti-rollout",
-                "value-zeroing"}
+    expected = {
+        "attn",
+        "attn-head",
+        "norm",
+        "norm-head",
+        "attn-res-ln",
+        "attn-res-ln-ff",
+        "alti",
+        "alti-rollout",
+        "value-zeroing",
+    }
     assert expected <= set(METHODS)
     for name, m in METHODS.items():
         assert m.name == name
@@ -137,8 +154,12 @@ def test_register_a_new_method_and_use_it():
     src_mask[:, 4:] = False
     tgt_mask = torch.ones(B, T, dtype=torch.bool)
     tgt_mask[1, 3:] = False
-    new = Method("attn-max", "attention weights, max over heads", frozenset({"alpha"}),
-                 lambda c: {"attn-max": c.alpha.max(dim=1).values})
+    new = Method(
+        "attn-max",
+        "attention weights, max over heads",
+        frozenset({"alpha"}),
+        lambda c: {"attn-max": c.alpha.max(dim=1).values},
+    )
     assert "attn-max" not in METHODS
     try:
         assert register(new) is new
@@ -169,6 +190,7 @@ def test_builtin_names_cannot_be_registered_twice():
 # shared intermediates are computed once per layer
 # ----------------------------------------------------------------------------------------------
 
+
 def _count(monkeypatch, name: str) -> list:
     calls = []
     real = getattr(methods_mod, name)
@@ -176,6 +198,7 @@ def _count(monkeypatch, name: str) -> list:
     def counted(*a, **kw):
         calls.append(kw.get("folds", a[2] if len(a) > 2 else None) if name == "value_grams" else 1)
         return real(*a, **kw)
+
     monkeypatch.setattr(methods_mod, name, counted)
     return calls
 
@@ -210,6 +233,7 @@ def test_new_method_shares_the_context(monkeypatch):
         g = ctx.gram()
         seen.append(g)
         return {"norm-sq": torch.diagonal(g, dim1=-2, dim2=-1).sum(-1)[:, None, :].expand(B, T, S)}
+
     try:
         register(Method("norm-sq", "sum of squared head norms", frozenset({"alpha", "gram"}), compute))
         ctx = LayerContext(inputs, layer)
@@ -237,6 +261,7 @@ def test_alti_computed_once(monkeypatch):
 # padding
 # ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("pre", [False, True])
 def test_padded_target_rows_score_zero_for_every_method(pre):
     layer = _layer_with_ff(pre=pre)
@@ -245,8 +270,9 @@ def test_padded_target_rows_score_zero_for_every_method(pre):
     src_mask[1, 4:] = False
     tgt_mask = torch.ones(B, T, dtype=torch.bool)
     tgt_mask[1, 3:] = False
-    out = layer_scores(inputs, layer, list(METHODS), src_mask, tgt_mask, index=0,
-                       model=_model_context(src_mask, tgt_mask, pre))
+    out = layer_scores(
+        inputs, layer, list(METHODS), src_mask, tgt_mask, index=0, model=_model_context(src_mask, tgt_mask, pre)
+    )
     assert set(METHODS) <= set(out)
     for name, v in out.items():
         assert not torch.isnan(v).any(), name
@@ -267,8 +293,13 @@ def test_context_masks_padded_sources():
     ctx = LayerContext(inputs, layer, src_mask=src_mask)
     assert (inputs.alpha[1, ..., 4:] > 0).all() and (ctx.alpha[1, ..., 4:] == 0).all()
     torch.testing.assert_close(ctx.alpha[0], inputs.alpha[0])
-    out = layer_scores(inputs, layer, ["attn", "attn-head", "norm", "norm-head", "attn-res-ln", "alti",
-                                       "value-zeroing"], src_mask, ctx=ctx)
+    out = layer_scores(
+        inputs,
+        layer,
+        ["attn", "attn-head", "norm", "norm-head", "attn-res-ln", "alti", "value-zeroing"],
+        src_mask,
+        ctx=ctx,
+    )
     for name, v in out.items():
         if v.dim() >= 3:
             assert (v[1, ..., 4:] == 0).all(), name

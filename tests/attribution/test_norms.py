@@ -19,9 +19,10 @@ from align.attribution.norms import (  # noqa: E402
 def _layer(D=16, H=4, pre=False, seed=0, identity_out=False):
     g = torch.Generator().manual_seed(seed)
     r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
-    out_w = torch.eye(D) if identity_out else r(D, D) / D ** 0.5
-    return CrossAttentionLayer(r(D, D) / D ** 0.5, r(D), out_w, r(D), H, 1 + 0.1 * r(D), r(D), 1e-5, pre,
-                               None if pre else _ff(D=D))
+    out_w = torch.eye(D) if identity_out else r(D, D) / D**0.5
+    return CrossAttentionLayer(
+        r(D, D) / D**0.5, r(D), out_w, r(D), H, 1 + 0.1 * r(D), r(D), 1e-5, pre, None if pre else _ff(D=D)
+    )
 
 
 def _inputs(B=2, H=4, T=5, S=6, D=16, seed=1, pad_src=None):
@@ -43,7 +44,7 @@ def _literal(alpha, x, layer):
     for b in range(B):
         for j in range(S):
             v = x[b, j] @ layer.v_weight.T + layer.v_bias
-            fs = [v[h * d:(h + 1) * d] @ layer.out_weight[:, h * d:(h + 1) * d].T for h in range(H)]
+            fs = [v[h * d : (h + 1) * d] @ layer.out_weight[:, h * d : (h + 1) * d].T for h in range(H)]
             for i in range(T):
                 vecs = [alpha[b, h, i, j] * fs[h] for h in range(H)]
                 for h in range(H):
@@ -84,6 +85,7 @@ def test_value_grams_in_chunks_equal_one_gram_each(monkeypatch, chunk):
     """One pass for several Gram matrices, in token chunks that do and do not divide B * S = 12,
     gives what a plain gram of the materialized vectors gives for each."""
     import align.attribution.norms as norms_mod
+
     monkeypatch.setattr(norms_mod, "GRAM_CHUNK", chunk)
     layer = _layer()
     _, x, _ = _inputs()
@@ -95,6 +97,7 @@ def test_value_grams_in_chunks_equal_one_gram_each(monkeypatch, chunk):
 
 def test_ln_scale_equals_layer_norm_scale():
     from align.attribution.norms import ln_scale
+
     z = torch.randn(3, 4, 16) * 5 + 2
     # LayerNorm(z) without gain = (z - mean) / ln_scale(z)
     ln = torch.nn.functional.layer_norm(z, (16,), eps=1e-5)
@@ -170,9 +173,18 @@ def _fairseq_decoder_layer(pre: bool = False, act: str = "relu"):
 
     from fairseq.models.transformer import base_architecture
     from fairseq.modules import TransformerDecoderLayer
-    args = Namespace(decoder_embed_dim=32, decoder_attention_heads=4, decoder_ffn_embed_dim=64,
-                     encoder_embed_dim=32, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
-                     decoder_normalize_before=pre, activation_fn=act)
+
+    args = Namespace(
+        decoder_embed_dim=32,
+        decoder_attention_heads=4,
+        decoder_ffn_embed_dim=64,
+        encoder_embed_dim=32,
+        dropout=0.0,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
+        decoder_normalize_before=pre,
+        activation_fn=act,
+    )
     base_architecture(args)
     torch.manual_seed(0)
     return TransformerDecoderLayer(args).eval()
@@ -190,9 +202,12 @@ def test_real_fairseq_layer():
         pad[1, 5:] = True
         captured = {}
         dec.encoder_attn.register_forward_hook(
-            lambda m, a, kw, out, captured=captured: captured.update(q=kw["query"], out=out[0], w=out[1]), with_kwargs=True)
+            lambda m, a, kw, out, captured=captured: captured.update(q=kw["query"], out=out[0], w=out[1]),
+            with_kwargs=True,
+        )
         dec.encoder_attn_layer_norm.register_forward_hook(
-            lambda m, a, out, captured=captured: captured.setdefault("ln", []).append((a[0], out)))
+            lambda m, a, out, captured=captured: captured.setdefault("ln", []).append((a[0], out))
+        )
         dec(x_dec, enc, pad, need_attn=True, need_head_weights=True)
         layer = CrossAttentionLayer.from_fairseq(dec)
         alpha = captured["w"].transpose(0, 1)  # (H, B, T, S) -> (B, H, T, S)
@@ -211,16 +226,23 @@ def test_real_fairseq_layer():
 
 def _ff(D=16, F=32, act="relu", seed=5):
     from align.attribution.norms import FeedForwardBlock
+
     g = torch.Generator().manual_seed(seed)
     r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
-    return FeedForwardBlock(r(F, D) / D ** 0.5, r(F) * 0.5, r(D, F) / F ** 0.5, r(D), act, 1 + 0.1 * r(D), r(D))
+    return FeedForwardBlock(r(F, D) / D**0.5, r(F) * 0.5, r(D, F) / F**0.5, r(D), act, 1 + 0.1 * r(D), r(D))
 
 
 def _hand_ff(act):
     # D = 2, F = 3: W1 = [[1, 0], [0, 1], [1, 1]], b1 = [0, -3, -1], W2 = [[1, 0, 1], [0, 1, 0]], b2 = [0.5, -0.5]
     from align.attribution.norms import FeedForwardBlock
-    return FeedForwardBlock(torch.tensor([[1., 0.], [0., 1.], [1., 1.]]), torch.tensor([0., -3., -1.]),
-                            torch.tensor([[1., 0., 1.], [0., 1., 0.]]), torch.tensor([0.5, -0.5]), act)
+
+    return FeedForwardBlock(
+        torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]),
+        torch.tensor([0.0, -3.0, -1.0]),
+        torch.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]),
+        torch.tensor([0.5, -0.5]),
+        act,
+    )
 
 
 def test_ff_shares_relu_by_hand():
@@ -232,11 +254,12 @@ def test_ff_shares_relu_by_hand():
     # FF(u) = W2 relu(z) + b2 = W2 [2, 0, 3] + b2 = [5.5, -0.5] = [2, 0] + [4, 0] + [-0.5, -0.5].
     # (The old path a*u with b1 fixed gave neuron 2 the gate 0.75: 4a - 1 > 0 only for a > 1/4.)
     from align.attribution.norms import ff_gates, ff_shares
+
     ff = _hand_ff("relu")
-    parts = torch.tensor([[[1., 0.], [1., 2.]]])  # (N=1, K=2, D=2)
-    torch.testing.assert_close(ff_gates(parts.sum(1), ff), torch.tensor([[1., 0., 1.]]))
+    parts = torch.tensor([[[1.0, 0.0], [1.0, 2.0]]])  # (N=1, K=2, D=2)
+    torch.testing.assert_close(ff_gates(parts.sum(1), ff), torch.tensor([[1.0, 0.0, 1.0]]))
     shares, bias = ff_shares(parts, ff)
-    torch.testing.assert_close(shares, torch.tensor([[[2., 0.], [4., 0.]]]))
+    torch.testing.assert_close(shares, torch.tensor([[[2.0, 0.0], [4.0, 0.0]]]))
     torch.testing.assert_close(bias, torch.tensor([[-0.5, -0.5]]))
     torch.testing.assert_close(shares.sum(1) + bias, ff.forward(parts.sum(1)))
 
@@ -250,10 +273,11 @@ def test_ff_shares_gelu_by_hand():
     #       + b2 = [-0.4986501, -0.9759658]
     # Sum [5.4504501, -0.6586553] = W2 gelu(z) + b2 = W2 [1.9544998, -0.1586553, 2.9959503] + b2.
     from align.attribution.norms import ff_shares
+
     ff = _hand_ff("gelu")
-    parts = torch.tensor([[[1., 0.], [1., 2.]]])
+    parts = torch.tensor([[[1.0, 0.0], [1.0, 2.0]]])
     shares, bias = ff_shares(parts, ff)
-    torch.testing.assert_close(shares, torch.tensor([[[1.9759000, 0.], [3.9732002, 0.3173105]]]))
+    torch.testing.assert_close(shares, torch.tensor([[[1.9759000, 0.0], [3.9732002, 0.3173105]]]))
     torch.testing.assert_close(bias, torch.tensor([[-0.4986501, -0.9759658]]))
     torch.testing.assert_close(shares.sum(1) + bias, torch.tensor([[5.4504501, -0.6586553]]))
     torch.testing.assert_close(shares.sum(1) + bias, ff.forward(parts.sum(1)))
@@ -264,6 +288,7 @@ def test_ff_gates_are_the_exact_path_integral(act):
     # Plain reference: integrated gradients of g over z from 0, by autograd at 4000 midpoints,
     # times z, equals g(z) (completeness) and the gate times z; z == 0 gives g'(0).
     from align.attribution.norms import ACTIVATIONS, ff_gates
+
     ff = _ff(act=act)
     u = torch.randn(1, 1, 16)
     z = torch.nn.functional.linear(u, ff.fc1_weight, ff.fc1_bias)[0, 0]
@@ -285,6 +310,7 @@ def test_whole_layer_decomposition_adds_up_to_fairseq_layer(act, pre):
     pytest.importorskip("fairseq")
     from align.attribution.methods import layer_scores
     from align.attribution.norms import decompose_layer, score_attn_res_ln_ff
+
     dec = _fairseq_decoder_layer(pre=pre, act=act)
     T, S, B = 5, 7, 2
     x_dec, enc = torch.randn(T, B, 32), torch.randn(S, B, 32)
@@ -292,7 +318,8 @@ def test_whole_layer_decomposition_adds_up_to_fairseq_layer(act, pre):
     pad[1, 5:] = True
     cap = {}
     dec.encoder_attn.register_forward_hook(
-        lambda m, a, kw, out: cap.update(q=kw["query"], out=out[0], w=out[1]), with_kwargs=True)
+        lambda m, a, kw, out: cap.update(q=kw["query"], out=out[0], w=out[1]), with_kwargs=True
+    )
     # pre-LN: the residual is the LayerNorm's input, not the attention's (normalized) query
     dec.encoder_attn_layer_norm.register_forward_hook(lambda m, a, out: cap.update(ln_in=a[0]))
     out, _, _ = dec(x_dec, enc, pad, need_attn=True, need_head_weights=True)

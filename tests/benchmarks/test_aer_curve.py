@@ -25,19 +25,30 @@ def row(name, aer):
 
 
 def test_curve_point_takes_each_methods_best_layer_per_shift(curve):
-    rows = [row("attn-awo-layer0.align", 60.0), row("attn-awo-layer1.align", 50.0),
-            row("attn-awi-layer0.align", 70.0), row("norm-awo-layer1.align", 55.0),
-            row("norm-head-awo-layer0-head1.align", 10.0)]  # heads are not layer rows
+    rows = [
+        row("attn-awo-layer0.align", 60.0),
+        row("attn-awo-layer1.align", 50.0),
+        row("attn-awi-layer0.align", 70.0),
+        row("norm-awo-layer1.align", 55.0),
+        row("norm-head-awo-layer0-head1.align", 10.0),
+    ]  # heads are not layer rows
     p = curve.curve_point(rows, ["attn", "norm", "norm-head"])
-    assert p == {"attn-awo": {"aer": 50.0, "precision": 50.0, "recall": 50.0, "layer": 1},
-                 "attn-awi": {"aer": 70.0, "precision": 30.0, "recall": 30.0, "layer": 0},
-                 "norm-awo": {"aer": 55.0, "precision": 45.0, "recall": 45.0, "layer": 1}}
+    assert p == {
+        "attn-awo": {"aer": 50.0, "precision": 50.0, "recall": 50.0, "layer": 1},
+        "attn-awi": {"aer": 70.0, "precision": 30.0, "recall": 30.0, "layer": 0},
+        "norm-awo": {"aer": 55.0, "precision": 45.0, "recall": 45.0, "layer": 1},
+    }
 
 
 def test_format_curve_sorts_by_updates_and_leaves_missing_cells_empty(curve):
-    pts = [{"updates": 500, "val_loss": None, "best": {"attn-awo": {"aer": 80.0, "layer": 2}}},
-           {"updates": 250, "val_loss": 6.5, "best": {"attn-awo": {"aer": 90.04, "layer": 0},
-                                                       "attn-awi": {"aer": 95.0, "layer": 1}}}]
+    pts = [
+        {"updates": 500, "val_loss": None, "best": {"attn-awo": {"aer": 80.0, "layer": 2}}},
+        {
+            "updates": 250,
+            "val_loss": 6.5,
+            "best": {"attn-awo": {"aer": 90.04, "layer": 0}, "attn-awi": {"aer": 95.0, "layer": 1}},
+        },
+    ]
     lines = curve.format_curve(pts).splitlines()
     assert lines[0] == "| updates | valid loss | attn-awo | attn-awi |"
     assert lines[2] == "| 250 | 6.500 | 90.0 (L0) | 95.0 (L1) |"
@@ -53,13 +64,31 @@ def test_model_dir_for_names_the_missing_file(curve, tmp_path):
 @pytest.mark.skipif(not os.path.exists(os.path.join(MODEL, "model.safetensors")), reason="shipped En-Fr model absent")
 def test_whole_run_on_the_shipped_model(curve, tmp_path, capsys):
     out = str(tmp_path / "curve")
-    args = [MODEL, "--vocab", MODEL, "--src", "en", "--tgt", "fr",
-            "-t", "hansards", "--limit", "8", "--out", out, "--methods", "attn,norm"]
+    args = [
+        MODEL,
+        "--vocab",
+        MODEL,
+        "--src",
+        "en",
+        "--tgt",
+        "fr",
+        "-t",
+        "hansards",
+        "--limit",
+        "8",
+        "--out",
+        out,
+        "--methods",
+        "attn,norm",
+    ]
     assert curve.main(args) == 0
     with open(out + ".json") as f:
         (p,) = json.load(f)["points"]
-    assert p["updates"] == 7500 and p["sentences"] == 8 and set(p["best"]) == {
-        "attn-awo", "attn-awi", "norm-awo", "norm-awi"}
+    assert (
+        p["updates"] == 7500
+        and p["sentences"] == 8
+        and set(p["best"]) == {"attn-awo", "attn-awi", "norm-awo", "norm-awi"}
+    )
     assert all(0 <= v["aer"] <= 100 and 0 <= v["layer"] < 3 for v in p["best"].values())
     assert os.path.getsize(out + ".png") > 0
     # The same checkpoint again is not re-measured; other settings in the same file are refused.

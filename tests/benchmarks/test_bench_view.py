@@ -4,7 +4,9 @@ in test_view_browser.py)."""
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "benchmarks"))
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "benchmarks")
+)
 
 from bench_view import build, make_corpus  # noqa: E402
 
@@ -18,6 +20,7 @@ def test_corpus_repeats_the_gold_and_hypotheses_get_worse(tmp_path, capsys):
     assert len(text) == len(gold) == 500 and text[447:] == text[:53] and gold[447] == gold[0]
     assert eval_main([paths["gold"], paths["moved10"], paths["moved25"], paths["moved40"], "--format", "json"]) == 0
     import json
+
     aer = [r["aer"] for r in json.loads(capsys.readouterr().out)]
     assert aer[0] < aer[1] < aer[2]
     assert len(read_lines(paths["scores"])) == 500

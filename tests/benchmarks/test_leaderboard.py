@@ -17,9 +17,14 @@ def board():
 
 
 # AER (%) as recorded in benchmarks/results/leaderboard.md: one row per system and set
-RECORDED = {"mgiza/test.deen.grow-diagonal-final.talp": 20.555, "mgiza/test.enfr.grow-diagonal.talp": 5.9,
-            "fast_align/test.roen.reverse.talp": 35.5534, "awesome_align/enfr.awesome-align.out": 4.1,
-            "cross_align/jaen.crossalign.out": 35.4, "hmm_denero/bidirectional_intersect.align": 23.6}
+RECORDED = {
+    "mgiza/test.deen.grow-diagonal-final.talp": 20.555,
+    "mgiza/test.enfr.grow-diagonal.talp": 5.9,
+    "fast_align/test.roen.reverse.talp": 35.5534,
+    "awesome_align/enfr.awesome-align.out": 4.1,
+    "cross_align/jaen.crossalign.out": 35.4,
+    "hmm_denero/bidirectional_intersect.align": 23.6,
+}
 
 
 def test_every_output_scored_and_every_difference_explained(board, shared, monkeypatch, tmp_path):
@@ -31,8 +36,9 @@ def test_every_output_scored_and_every_difference_explained(board, shared, monke
     # lilt's reverse files are target first: read as written they would score far worse
     assert rows["mgiza/test.deen.reverse.talp"]["reversed"] and rows["mgiza/test.deen.reverse.talp"]["aer"] < 24
     assert not [f for f, r in rows.items() if r.get("why") == "UNEXPLAINED"]
-    assert all(abs(r["aer"] - r["published"]) <= 0.1 + 1e-9 or "why" in r for r in rows.values()
-               if r["published"] is not None)
+    assert all(
+        abs(r["aer"] - r["published"]) <= 0.1 + 1e-9 or "why" in r for r in rows.values() if r["published"] is not None
+    )
     assert board.main(["--out", str(tmp_path / "lb")]) == 0
     text = (tmp_path / "lb.md").read_text()
     assert "## rwth: German-English Europarl" in text and "† `cross_align/deen.crossalign.out`" in text

@@ -28,20 +28,26 @@ def al(*sents):
 
 def test_headline_and_ff_effect(exp):
     gold = al([(0, 0), (1, 1)], [(0, 0)])
-    hyps = {"attn-awo-layer0.align": al([(0, 1), (1, 0)], [(0, 0)]),  # 1 of 3 right
-            "attn-awo-layer1.align": al([(0, 0), (1, 0)], [(0, 0)]),  # 2 of 3
-            "norm-awo-layer0.align": al([(0, 0), (1, 1)], [(0, 0)]),  # all right
-            "attn-res-ln-awo-layer0.align": al([(0, 0), (1, 0)], [(0, 0)]),
-            "attn-res-ln-ff-awo-layer0.align": al([(0, 0), (1, 1)], [(0, 0)])}
+    hyps = {
+        "attn-awo-layer0.align": al([(0, 1), (1, 0)], [(0, 0)]),  # 1 of 3 right
+        "attn-awo-layer1.align": al([(0, 0), (1, 0)], [(0, 0)]),  # 2 of 3
+        "norm-awo-layer0.align": al([(0, 0), (1, 1)], [(0, 0)]),  # all right
+        "attn-res-ln-awo-layer0.align": al([(0, 0), (1, 0)], [(0, 0)]),
+        "attn-res-ln-ff-awo-layer0.align": al([(0, 0), (1, 1)], [(0, 0)]),
+    }
     rows, counts = exp.score_all(gold, hyps)
     by = {r["hyp"]: r for r in rows}
     # layer 1: 2 hyp links of 3 correct, 3 gold: P = R = 2/3, AER = 1 - 4/6 = 33.3
     assert by["attn-awo-layer1.align"]["aer"] == pytest.approx(100 / 3)
     tests = exp.headline_tests(rows, counts, 200)
     # each present method against attn (3) and against norm (2), one shift
-    assert [(t["base"], t["method"]) for t in tests] == [("attn", "norm"), ("attn", "attn-res-ln"),
-                                                          ("attn", "attn-res-ln-ff"), ("norm", "attn-res-ln"),
-                                                          ("norm", "attn-res-ln-ff")]
+    assert [(t["base"], t["method"]) for t in tests] == [
+        ("attn", "norm"),
+        ("attn", "attn-res-ln"),
+        ("attn", "attn-res-ln-ff"),
+        ("norm", "attn-res-ln"),
+        ("norm", "attn-res-ln-ff"),
+    ]
     t = tests[0]
     assert t["shift"] == "awo" and t["attn"] == "attn-awo-layer1.align" and t["norm"] == "norm-awo-layer0.align"
     assert t["delta"] == pytest.approx(-100 / 3)
@@ -57,14 +63,18 @@ def test_held_out_tests_choose_on_the_other_half(exp):
     # four both score AER 50, but each half picks the layer that is right on the other half
     gold = al([(0, 0)], [(0, 0)], [(0, 0)], [(0, 0)])
     right, wrong = [(0, 0)], [(1, 0)]
-    hyps = {"attn-awo-layer0.align": al(right, right, wrong, wrong),
-            "attn-awo-layer1.align": al(wrong, wrong, right, right),
-            "norm-awo-layer0.align": al(right, right, right, wrong),
-            "norm-head-awo-layer0-head0.align": al(right, right, right, right),
-            "norm-head-awo-layer0-head1.align": al(wrong, wrong, wrong, wrong)}
+    hyps = {
+        "attn-awo-layer0.align": al(right, right, wrong, wrong),
+        "attn-awo-layer1.align": al(wrong, wrong, right, right),
+        "norm-awo-layer0.align": al(right, right, right, wrong),
+        "norm-head-awo-layer0-head0.align": al(right, right, right, right),
+        "norm-head-awo-layer0-head1.align": al(wrong, wrong, wrong, wrong),
+    }
     rows, counts = exp.score_all(gold, hyps)
-    assert exp.candidates(rows, "norm-head", "awo") == ["norm-head-awo-layer0-head0.align",
-                                                         "norm-head-awo-layer0-head1.align"]
+    assert exp.candidates(rows, "norm-head", "awo") == [
+        "norm-head-awo-layer0-head0.align",
+        "norm-head-awo-layer0-head1.align",
+    ]
     assert exp.candidates(rows, "attn", "awi") == []
     h = exp.held_out_tests(rows, counts, 200)
     by = {c["method"]: c for c in h["choices"]}
@@ -73,8 +83,11 @@ def test_held_out_tests_choose_on_the_other_half(exp):
     assert [f["chosen"] for f in by["attn"]["folds"]] == ["attn-awo-layer0", "attn-awo-layer0"]
     assert by["attn"]["aer"] == pytest.approx(50.0)
     assert by["norm"]["aer"] == pytest.approx(25.0) and by["norm-head"]["aer"] == 0.0
-    assert [(t["base"], t["method"]) for t in h["tests"]] == [("attn", "norm"), ("attn", "norm-head"),
-                                                               ("norm", "norm-head")]
+    assert [(t["base"], t["method"]) for t in h["tests"]] == [
+        ("attn", "norm"),
+        ("attn", "norm-head"),
+        ("norm", "norm-head"),
+    ]
     t = h["tests"][0]
     assert (t["base_aer"], t["aer"], t["delta"]) == (pytest.approx(50.0), pytest.approx(25.0), pytest.approx(-25.0))
     assert all(t["p_value"] <= t["p_holm"] <= 1 for t in h["tests"])
@@ -109,13 +122,30 @@ def test_others_reads_and_swaps(exp, tmp_path):
     assert len(rows) == len(exp.OTHERS) and all(r["aer"] == 0.0 for r in rows)
 
 
-@pytest.mark.skipif(not os.path.exists(os.path.join(MODEL, "model.safetensors")), reason="shipped En-Fr model not present")
+@pytest.mark.skipif(
+    not os.path.exists(os.path.join(MODEL, "model.safetensors")), reason="shipped En-Fr model not present"
+)
 def test_whole_run_on_the_shipped_model(exp, tmp_path):
     pytest.importorskip("fairseq")
     out = tmp_path / "res"
-    rc = exp.main(["-t", "hansards",
-                   "--forward", MODEL, "--reverse", str(tmp_path / "absent"), "--others", "", "--limit", "6",
-                   "--out", str(out), "--bootstrap", "50"])
+    rc = exp.main(
+        [
+            "-t",
+            "hansards",
+            "--forward",
+            MODEL,
+            "--reverse",
+            str(tmp_path / "absent"),
+            "--others",
+            "",
+            "--limit",
+            "6",
+            "--out",
+            str(out),
+            "--bootstrap",
+            "50",
+        ]
+    )
     assert rc == 0
     res = json.loads((out / "rwth_deen.json").read_text())
     assert list(res["directions"]) == ["enfr"] and res["meta"]["sentences"] == 6
@@ -134,10 +164,16 @@ def test_whole_run_on_the_shipped_model(exp, tmp_path):
 
 
 # AER (%) recorded in benchmarks/results/rwth_deen.md for the shipped De->En model (508 RWTH sentences).
-RWTH_RECORDED = {"attn-awo-layer1.align": 34.21, "norm-awo-layer1.align": 35.66, "attn-awi-layer0.align": 34.46,
-                 "norm-awi-layer0.align": 30.08, "alti-awi-layer0.align": 29.26,
-                 "alti-rollout-awi-layer0.align": 29.31, "value-zeroing-awo-layer1.align": 33.63,
-                 "attn-res-ln-ff-awi-layer0.align": 30.55}
+RWTH_RECORDED = {
+    "attn-awo-layer1.align": 34.21,
+    "norm-awo-layer1.align": 35.66,
+    "attn-awi-layer0.align": 34.46,
+    "norm-awi-layer0.align": 30.08,
+    "alti-awi-layer0.align": 29.26,
+    "alti-rollout-awi-layer0.align": 29.31,
+    "value-zeroing-awo-layer1.align": 33.63,
+    "attn-res-ln-ff-awi-layer0.align": 30.55,
+}
 
 
 def test_shipped_deen_model_gives_the_recorded_rwth_figures(shared):
@@ -145,9 +181,14 @@ def test_shipped_deen_model_gives_the_recorded_rwth_figures(shared):
     pytest.importorskip("fairseq")
     from eval.experiment import load_gold, score_all
     from fairseq_plugins.pipeline import align_pairs
+
     pairs, gold = load_gold("rwth", folder=str(shared / "gold"))
-    hyps = align_pairs(os.path.join(ROOT, "data", "models", "deen"), pairs,
-                       ["attn", "norm", "alti", "alti-rollout", "value-zeroing", "attn-res-ln-ff"], batch_size=64)
+    hyps = align_pairs(
+        os.path.join(ROOT, "data", "models", "deen"),
+        pairs,
+        ["attn", "norm", "alti", "alti-rollout", "value-zeroing", "attn-res-ln-ff"],
+        batch_size=64,
+    )
     rows, _ = score_all(gold, {k: v for k, v in hyps.items() if k in RWTH_RECORDED})
     got = {r["hyp"]: r["aer"] for r in rows}
     for name, want in RWTH_RECORDED.items():

@@ -16,6 +16,7 @@ MODEL = os.path.join(ROOT, "data", "models", "enfr")
 def gold_pairs(tmp_path_factory):
     from align.links import testsets
     from align.links.formats import write_alignments
+
     ts = testsets.load("hansards")
     d = tmp_path_factory.mktemp("cal")
     (d / "pairs.txt").write_text("".join(line + "\n" for line in ts.text_lines()[:60]), encoding="utf-8")
@@ -25,19 +26,38 @@ def gold_pairs(tmp_path_factory):
 
 def calibrate(*args):
     from align.cli.calibrate import main
+
     return main(list(args))
 
 
 def extract(*args):
     from align.cli.extract import main
+
     return main(list(args))
 
 
 @pytest.fixture(scope="module")
 def cal(gold_pairs):
     out = gold_pairs / "cal.json"
-    assert calibrate("--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--gold", str(gold_pairs / "gold.talp"),
-                     "--method", "norm", "--layer", "0", "--fit-on", "odd", "-o", str(out)) == 0
+    assert (
+        calibrate(
+            "--model",
+            MODEL,
+            "--input",
+            str(gold_pairs / "pairs.txt"),
+            "--gold",
+            str(gold_pairs / "gold.talp"),
+            "--method",
+            "norm",
+            "--layer",
+            "0",
+            "--fit-on",
+            "odd",
+            "-o",
+            str(out),
+        )
+        == 0
+    )
     return out
 
 
@@ -51,9 +71,26 @@ def test_calibration_file(cal, capsys):
 
 def test_extract_writes_probabilities_and_sentence_scores(cal, gold_pairs, tmp_path):
     from align.links.softscores import read_scores
+
     out = tmp_path / "dump"
-    assert extract("--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--out", str(out), "--methods", "norm,attn",
-                   "--layers", "0", "--calibration", str(cal), "--sentence-scores") == 0
+    assert (
+        extract(
+            "--model",
+            MODEL,
+            "--input",
+            str(gold_pairs / "pairs.txt"),
+            "--out",
+            str(out),
+            "--methods",
+            "norm,attn",
+            "--layers",
+            "0",
+            "--calibration",
+            str(cal),
+            "--sentence-scores",
+        )
+        == 0
+    )
     links = (out / "norm-awi-layer0.align").read_text().splitlines()
     probs = (out / "norm-awi-layer0.probs").read_text().splitlines()
     assert len(links) == len(probs) == 60 and all(len(a.split()) == len(p.split()) for a, p in zip(links, probs))
@@ -73,8 +110,25 @@ def test_extract_writes_probabilities_and_sentence_scores(cal, gold_pairs, tmp_p
 
 def test_probability_threshold_decodes(cal, gold_pairs, tmp_path):
     out = tmp_path / "thr"
-    assert extract("--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--out", str(out), "--methods", "norm",
-                   "--layers", "0", "--calibration", str(cal), "--prob-threshold", "0.9") == 0
+    assert (
+        extract(
+            "--model",
+            MODEL,
+            "--input",
+            str(gold_pairs / "pairs.txt"),
+            "--out",
+            str(out),
+            "--methods",
+            "norm",
+            "--layers",
+            "0",
+            "--calibration",
+            str(cal),
+            "--prob-threshold",
+            "0.9",
+        )
+        == 0
+    )
     probs = [float(x) for line in (out / "norm-awi-layer0.probs").read_text().splitlines() for x in line.split()]
     assert probs and min(probs) >= 0.9
 
@@ -84,8 +138,19 @@ def test_calibration_of_another_model_or_setting(cal, gold_pairs, tmp_path, caps
     d["model"]["sha256"] = "0" * 64
     other = tmp_path / "other.json"
     other.write_text(json.dumps(d))
-    args = ["--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--out", str(tmp_path / "o"), "--methods", "norm",
-            "--layers", "0", "--calibration"]
+    args = [
+        "--model",
+        MODEL,
+        "--input",
+        str(gold_pairs / "pairs.txt"),
+        "--out",
+        str(tmp_path / "o"),
+        "--methods",
+        "norm",
+        "--layers",
+        "0",
+        "--calibration",
+    ]
     assert extract(*args, str(other)) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "fitted on model sha256='0000" in err and not (tmp_path / "o").exists()
@@ -102,8 +167,12 @@ def test_too_few_links_is_one_line(gold_pairs, tmp_path, capsys):
     small.write_text("".join((gold_pairs / "pairs.txt").read_text().splitlines(True)[:4]))
     g = tmp_path / "g.talp"
     g.write_text("".join((gold_pairs / "gold.talp").read_text().splitlines(True)[:4]))
-    assert calibrate("--model", MODEL, "--input", str(small), "--gold", str(g), "--layer", "0", "-o",
-                     str(tmp_path / "c.json")) == 1
+    assert (
+        calibrate(
+            "--model", MODEL, "--input", str(small), "--gold", str(g), "--layer", "0", "-o", str(tmp_path / "c.json")
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "fitting needs at least 10 sentences" in err and not (tmp_path / "c.json").exists()
 
@@ -111,8 +180,21 @@ def test_too_few_links_is_one_line(gold_pairs, tmp_path, capsys):
 def test_gold_that_does_not_fit_the_text(gold_pairs, tmp_path, capsys):
     g = tmp_path / "g.talp"
     g.write_text("".join((gold_pairs / "gold.talp").read_text().splitlines(True)[1:]))  # shifted by one line
-    assert calibrate("--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--gold", str(g), "--layer", "0",
-                     "-o", str(tmp_path / "c.json")) == 1
+    assert (
+        calibrate(
+            "--model",
+            MODEL,
+            "--input",
+            str(gold_pairs / "pairs.txt"),
+            "--gold",
+            str(g),
+            "--layer",
+            "0",
+            "-o",
+            str(tmp_path / "c.json"),
+        )
+        == 1
+    )
     assert str(g) in capsys.readouterr().err
     np.testing.assert_equal((tmp_path / "c.json").exists(), False)
 
@@ -121,17 +203,45 @@ def test_bidirectional_calibration_on_rwth(shared, tmp_path, capsys):
     """De->En with En->De as --reverse-model on 40 RWTH pairs (the gold read from ../shared, never copied)."""
     from align.links import testsets
     from align.links.formats import write_alignments
+
     ts = testsets.load("rwth", folder=str(shared / "gold"))
     (tmp_path / "p.txt").write_text("".join(line + "\n" for line in ts.text_lines()[:40]), encoding="utf-8")
     write_alignments(ts.gold.select(list(range(40))), str(tmp_path / "g.talp"), "talp")
     deen, ende = (os.path.join(ROOT, "data", "models", m) for m in ("deen", "ende"))
     cal = tmp_path / "bi.json"
-    assert calibrate("--model", deen, "--reverse-model", ende, "--input", str(tmp_path / "p.txt"), "--gold",
-                     str(tmp_path / "g.talp"), "--layer", "0", "-o", str(cal)) == 0
+    assert (
+        calibrate(
+            "--model",
+            deen,
+            "--reverse-model",
+            ende,
+            "--input",
+            str(tmp_path / "p.txt"),
+            "--gold",
+            str(tmp_path / "g.talp"),
+            "--layer",
+            "0",
+            "-o",
+            str(cal),
+        )
+        == 0
+    )
     d = json.loads(cal.read_text())
     assert len(d["cells"]["features"]) == 24 and len(d["setting"]["reverse_model"]["sha256"]) == 64
-    args = ["--model", deen, "--input", str(tmp_path / "p.txt"), "--methods", "norm", "--layers", "0",
-            "--calibration", str(cal), "--prob-threshold", "0.5"]
+    args = [
+        "--model",
+        deen,
+        "--input",
+        str(tmp_path / "p.txt"),
+        "--methods",
+        "norm",
+        "--layers",
+        "0",
+        "--calibration",
+        str(cal),
+        "--prob-threshold",
+        "0.5",
+    ]
     assert extract(*args, "--reverse-model", ende, "--out", str(tmp_path / "d")) == 0
     assert len((tmp_path / "d" / "norm-awi-layer0.probs").read_text().splitlines()) == 40
     man = json.loads((tmp_path / "d" / "manifest.json").read_text())
@@ -139,5 +249,7 @@ def test_bidirectional_calibration_on_rwth(shared, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:  # a bidirectional calibration without its reverse model
         extract(*args, "--out", str(tmp_path / "e"))
     assert e.value.code == 2 and "bidirectional" in capsys.readouterr().err
-    assert extract(*args, "--reverse-model", deen, "--out", str(tmp_path / "f")) == 1  # not the model it was fitted with
+    assert (
+        extract(*args, "--reverse-model", deen, "--out", str(tmp_path / "f")) == 1
+    )  # not the model it was fitted with
     assert "fitted with reverse model" in capsys.readouterr().err and not (tmp_path / "f").exists()

@@ -16,6 +16,7 @@ MODEL = os.path.join(ROOT, "data", "models", "enfr")
 @pytest.fixture(scope="module")
 def pairs_file(tmp_path_factory):
     from align.links.formats import read_text_pairs
+
     pairs = read_text_pairs(os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.src-tgt"))[:11]
     p = tmp_path_factory.mktemp("in") / "pairs.txt"
     p.write_text("".join(f"{' '.join(s).lower()} ||| {' '.join(t).lower()}\n" for s, t in pairs), encoding="utf-8")
@@ -24,6 +25,7 @@ def pairs_file(tmp_path_factory):
 
 def run(*args):
     from align.cli.extract import main
+
     return main(list(args))
 
 
@@ -33,17 +35,50 @@ def files(d):
 
 def test_out_and_shards_merge_byte_identical(pairs_file, tmp_path):
     from align.cli.merge import main as merge_main
+
     whole = tmp_path / "whole"
-    assert run("--model", MODEL, "--input", pairs_file, "--out", str(whole), "--methods", "norm,alti,attn-head",
-               "--shifts", "awo,awi", "--batch-size", "4") == 0
+    assert (
+        run(
+            "--model",
+            MODEL,
+            "--input",
+            pairs_file,
+            "--out",
+            str(whole),
+            "--methods",
+            "norm,alti,attn-head",
+            "--shifts",
+            "awo,awi",
+            "--batch-size",
+            "4",
+        )
+        == 0
+    )
     got = files(whole)
     # norm and alti: 3 layers x 2 shifts; attn-head: 4 heads more
     assert len(got) == 2 * 3 * 2 + 3 * 2 * 4
     assert all(len(v.decode().splitlines()) == 11 for v in got.values())
     sharded = tmp_path / "sharded"
     for k in range(3):
-        assert run("--model", MODEL, "--input", pairs_file, "--out", str(sharded), "--methods", "norm,alti,attn-head",
-                   "--shifts", "awo,awi", "--shard", f"{k}/3", "--batch-size", "64") == 0
+        assert (
+            run(
+                "--model",
+                MODEL,
+                "--input",
+                pairs_file,
+                "--out",
+                str(sharded),
+                "--methods",
+                "norm,alti,attn-head",
+                "--shifts",
+                "awo,awi",
+                "--shard",
+                f"{k}/3",
+                "--batch-size",
+                "64",
+            )
+            == 0
+        )
     assert files(sharded) == {}
     assert merge_main([str(sharded)]) == 0
     assert files(sharded / "merged") == got
@@ -51,15 +86,15 @@ def test_out_and_shards_merge_byte_identical(pairs_file, tmp_path):
     assert {os.stat(sharded / "merged" / n).st_mode & 0o777 for n in got} == {new_file_mode()}
     os.mkdir(tmp_path / "plain")
     assert {os.stat(sharded / f"shard-{k}-of-3").st_mode & 0o777 for k in range(3)} == {
-        os.stat(tmp_path / "plain").st_mode & 0o777}
+        os.stat(tmp_path / "plain").st_mode & 0o777
+    }
 
 
 def test_print_one_setting_equals_the_file(pairs_file, tmp_path, capsys):
     out = tmp_path / "o"
     assert run("--model", MODEL, "--input", pairs_file, "--out", str(out), "--methods", "norm", "--layers", "2") == 0
     capsys.readouterr()
-    assert run("--model", MODEL, "--input", pairs_file, "--methods", "norm", "--layers", "2",
-               "--format", "json") == 0
+    assert run("--model", MODEL, "--input", pairs_file, "--methods", "norm", "--layers", "2", "--format", "json") == 0
     cap = capsys.readouterr()
     assert cap.out == (out / "norm-awi-layer2.align").read_text()
     assert json.loads(cap.err.strip().splitlines()[-1])["pairs"] == 11
@@ -77,8 +112,12 @@ def test_bad_line_names_file_and_line_and_writes_nothing(pairs_file, tmp_path, c
 
 
 def test_usage_errors_exit_2(pairs_file):
-    for args in (["--methods", "grad"], ["--shard", "3/3", "--out", "x"], ["--threshold", "0.3"],
-                 ["--methods", "norm,attn"]):
+    for args in (
+        ["--methods", "grad"],
+        ["--shard", "3/3", "--out", "x"],
+        ["--threshold", "0.3"],
+        ["--methods", "norm,attn"],
+    ):
         with pytest.raises(SystemExit) as e:
             run("--model", MODEL, "--input", pairs_file, *args)
         assert e.value.code == 2, args
@@ -86,6 +125,7 @@ def test_usage_errors_exit_2(pairs_file):
 
 def test_merge_refuses_overlap(tmp_path):
     from align.extraction.shards import ShardError, merge, write_shard
+
     write_shard(str(tmp_path), 0, 2, 3, {"a.align": [(0, "0-0"), (2, "1-1")]})
     write_shard(str(tmp_path), 1, 2, 3, {"a.align": [(1, "0-1"), (2, "1-1")]})
     with pytest.raises(ShardError, match=r"shard-1-of-2/a.align:2: sentence 2 is in another shard too"):
@@ -96,6 +136,7 @@ def test_merge_refuses_overlap(tmp_path):
 # ----------------------------------------------------------------------------------------------
 # never silently wrong at corpus scale (issue 29) and streaming / launchers (issue 31)
 # ----------------------------------------------------------------------------------------------
+
 
 def _lines(pairs_file):
     return open(pairs_file, encoding="utf-8").read().splitlines()
@@ -118,6 +159,7 @@ def test_manifest_carries_the_run_signature(pairs_file, tmp_path):
 
 def test_merge_refuses_shards_of_other_settings(pairs_file, tmp_path, capsys):
     from align.cli.merge import main as merge_main
+
     out = tmp_path / "s"
     common = ["--model", MODEL, "--input", pairs_file, "--out", str(out), "--methods", "norm", "--layers", "0"]
     assert run(*common, "--shard", "0/2") == 0
@@ -144,8 +186,13 @@ def test_rerun_into_a_used_folder_is_refused_or_replaces_it_whole(pairs_file, tm
 
 def test_a_bare_carriage_return_never_shifts_lines(pairs_file, tmp_path, capsys):
     lines = _lines(pairs_file)
-    bad = _write(tmp_path / "cr.txt", None, raw=("\n".join(lines[:4]) + "\n" + lines[4].replace(" ||| ", " \r ||| ", 1)
-                                              + "\n" + "\n".join(lines[5:]) + "\n").encode())
+    bad = _write(
+        tmp_path / "cr.txt",
+        None,
+        raw=(
+            "\n".join(lines[:4]) + "\n" + lines[4].replace(" ||| ", " \r ||| ", 1) + "\n" + "\n".join(lines[5:]) + "\n"
+        ).encode(),
+    )
     assert run("--model", MODEL, "--input", bad, "--methods", "norm", "--layers", "0") == 1
     assert f"{bad}:5: a carriage return (\\r) at column" in capsys.readouterr().err
     crlf = _write(tmp_path / "crlf.txt", None, raw=("\r\n".join(lines) + "\r\n").encode())
@@ -173,10 +220,13 @@ def test_too_long_input_is_an_error_or_truncated(pairs_file, tmp_path, capsys):
     lines[2] = " ".join(["word"] * 1100) + " ||| " + " ".join(["mot"] * 5)
     long = _write(tmp_path / "long.txt", lines)
     assert run("--model", MODEL, "--input", long, "--methods", "norm", "--layers", "0") == 1
-    assert f"{long}:3: source: 2201 tokens (specials included) but the model takes at most 1024" in \
-        capsys.readouterr().err
-    assert run("--model", MODEL, "--input", long, "--methods", "norm", "--layers", "0", "--truncate",
-               "--format", "json") == 0
+    assert (
+        f"{long}:3: source: 2201 tokens (specials included) but the model takes at most 1024" in capsys.readouterr().err
+    )
+    assert (
+        run("--model", MODEL, "--input", long, "--methods", "norm", "--layers", "0", "--truncate", "--format", "json")
+        == 0
+    )
     cap = capsys.readouterr()
     assert json.loads(cap.err.strip().splitlines()[-1])["truncated"] == 1
     links = cap.out.splitlines()[2].split()
@@ -206,6 +256,7 @@ def test_empty_input_writes_empty_files(tmp_path, capsys):
 def test_compressed_input(pairs_file, tmp_path, capsys, suffix):
     import gzip
     import lzma
+
     data = open(pairs_file, "rb").read()
     if suffix == ".zst":
         zstandard = pytest.importorskip("zstandard")
@@ -221,6 +272,7 @@ def test_compressed_input(pairs_file, tmp_path, capsys, suffix):
 
 def test_streaming_chunks_give_the_same_files(pairs_file, tmp_path, monkeypatch):
     import align.cli.extract as cli
+
     whole, small = tmp_path / "whole", tmp_path / "small"
     args = ["--model", MODEL, "--input", pairs_file, "--methods", "norm,attn-head", "--layers", "1"]
     assert run(*args, "--out", str(whole)) == 0
@@ -232,9 +284,24 @@ def test_streaming_chunks_give_the_same_files(pairs_file, tmp_path, monkeypatch)
 def test_save_scores_writes_a_matrix_per_sentence(pairs_file, tmp_path):
     from align.links.formats import read_text_pairs
     from align.links.softscores import read_scores
+
     out = tmp_path / "o"
-    assert run("--model", MODEL, "--input", pairs_file, "--out", str(out), "--methods", "norm", "--layers", "0",
-               "--save-scores") == 0
+    assert (
+        run(
+            "--model",
+            MODEL,
+            "--input",
+            pairs_file,
+            "--out",
+            str(out),
+            "--methods",
+            "norm",
+            "--layers",
+            "0",
+            "--save-scores",
+        )
+        == 0
+    )
     mats = read_scores(str(out / "norm-awi-layer0.scores.jsonl"))
     pairs = read_text_pairs(pairs_file)
     assert [m.shape for m in mats] == [(len(t), len(s)) for s, t in pairs]
@@ -270,6 +337,7 @@ def test_torchrun_two_processes_byte_identical(pairs_file, tmp_path):
     import shutil
     import subprocess
     import sys
+
     exe = os.path.join(os.path.dirname(sys.executable), "align-extract")
     torchrun = os.path.join(os.path.dirname(sys.executable), "torchrun")
     if not (os.path.exists(exe) and os.path.exists(torchrun)):
@@ -278,8 +346,14 @@ def test_torchrun_two_processes_byte_identical(pairs_file, tmp_path):
     args = ["--model", MODEL, "--input", pairs_file, "--methods", "norm,alti", "--layers", "0,2", "--shifts", "awo,awi"]
     assert run(*args, "--out", str(whole)) == 0
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    p = subprocess.run([torchrun, "--nproc-per-node", "2", "--no-python", exe, *args, "--out", str(auto), "--shard",
-                        "auto"], capture_output=True, text=True, env=env, timeout=300, cwd=str(tmp_path))
+    p = subprocess.run(
+        [torchrun, "--nproc-per-node", "2", "--no-python", exe, *args, "--out", str(auto), "--shard", "auto"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=str(tmp_path),
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     assert files(auto / "merged") == files(whole)
     assert sorted(os.listdir(auto)) == ["merged", "shard-0-of-2", "shard-1-of-2"]
@@ -297,13 +371,16 @@ def test_named_test_set_is_the_same_input(tmp_path, capsys):
     assert sig["test_set"].startswith("test:hansards|lang:en-fr|sha:") and sig["lines"] == 447
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["-t", "hansards", "--input", "x"], "give --input PAIRS or -t NAME"),
-    (["-t", "nope"], "unknown test set 'nope'"),
-    (["-t", "hansards", "-l", "de-en"], "neither en-fr nor fr-en"),
-    (["--input", "x", "-l", "fr-en"], "-l and --testsets-dir apply to -t NAME"),
-    (["-t", "hansards", "--translate"], "--translate needs source sentences"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["-t", "hansards", "--input", "x"], "give --input PAIRS or -t NAME"),
+        (["-t", "nope"], "unknown test set 'nope'"),
+        (["-t", "hansards", "-l", "de-en"], "neither en-fr nor fr-en"),
+        (["--input", "x", "-l", "fr-en"], "-l and --testsets-dir apply to -t NAME"),
+        (["-t", "hansards", "--translate"], "--translate needs source sentences"),
+    ],
+)
 def test_named_test_set_usage(argv, message, capsys):
     with pytest.raises(SystemExit) as e:
         run("--model", MODEL, *argv)
@@ -352,8 +429,23 @@ def test_a_lock_of_another_host_is_reported_with_exit_1(pairs_file, tmp_path, mo
     (auto / ".merge-lock").mkdir()
     (auto / ".merge-lock" / "owner").write_text("node7~4242\n")
     _launcher(monkeypatch, 0, 1)
-    assert run("--model", MODEL, "--input", pairs_file, "--methods", "norm", "--layers", "1", "--out", str(auto),
-               "--shard", "auto") == 1
+    assert (
+        run(
+            "--model",
+            MODEL,
+            "--input",
+            pairs_file,
+            "--methods",
+            "norm",
+            "--layers",
+            "1",
+            "--out",
+            str(auto),
+            "--shard",
+            "auto",
+        )
+        == 1
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not merged" in err[0] and "held by process 4242 on host node7" in err[0]
 
@@ -391,6 +483,7 @@ def test_out_here_or_under_a_file_is_refused_before_the_model_loads(pairs_file, 
 
 def test_input_from_a_fifo_is_read_as_stdin_is(pairs_file, tmp_path, capsys):
     import threading
+
     fifo = tmp_path / "in.fifo"
     os.mkfifo(fifo)
     data = open(pairs_file, "rb").read()

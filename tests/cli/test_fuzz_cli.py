@@ -6,18 +6,33 @@ import os
 import random
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENFR = os.path.join(ROOT, "data", "models", "enfr")
 GOLD = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.gold")
 TEXT = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.src-tgt")
 
-PIECES = [b"0-0 1-1\n", b"2p3 ", b"\xef\xbb\xbf", b"\r", b"\r\n", b"\x00", b"\xff\xfe", b"x ||| y\n", b" ||| ",
-          b"|||", b"\n", b"-", b"99999999-1", b"\xe2\x80\xa8", b"1-1-P", b"0 1 2 S\n", b"a" * 5000]
-RAW = st.one_of(st.binary(max_size=300),
-                st.lists(st.sampled_from(PIECES), max_size=30).map(b"".join))
+PIECES = [
+    b"0-0 1-1\n",
+    b"2p3 ",
+    b"\xef\xbb\xbf",
+    b"\r",
+    b"\r\n",
+    b"\x00",
+    b"\xff\xfe",
+    b"x ||| y\n",
+    b" ||| ",
+    b"|||",
+    b"\n",
+    b"-",
+    b"99999999-1",
+    b"\xe2\x80\xa8",
+    b"1-1-P",
+    b"0 1 2 S\n",
+    b"a" * 5000,
+]
+RAW = st.one_of(st.binary(max_size=300), st.lists(st.sampled_from(PIECES), max_size=30).map(b"".join))
 
 
 def _call(main, argv, capsys):
@@ -48,9 +63,13 @@ def _file(tmp_path, name, data):
 @given(data=RAW, where=st.sampled_from(["gold", "hyp", "text"]))
 def test_align_eval(tmp_path, capsys, data, where):
     from eval.cli import main
+
     f = _file(tmp_path, "f.txt", data)
-    gold, hyp, text = (f if where == "gold" else GOLD), (f if where == "hyp" else GOLD), (
-        f if where == "text" else TEXT)
+    gold, hyp, text = (
+        (f if where == "gold" else GOLD),
+        (f if where == "hyp" else GOLD),
+        (f if where == "text" else TEXT),
+    )
     code, err = _call(main, [gold, hyp, "--hyp-format", "talp", "--text", text], capsys)
     _check(code, err)
 
@@ -59,6 +78,7 @@ def test_align_eval(tmp_path, capsys, data, where):
 @given(a=RAW, b=RAW)
 def test_align_symmetrize(tmp_path, capsys, a, b):
     from align.cli.symmetrize import main
+
     code, err = _call(main, [_file(tmp_path, "a", a), _file(tmp_path, "b", b), "-o", str(tmp_path / "o")], capsys)
     _check(code, err)
 
@@ -67,8 +87,10 @@ def test_align_symmetrize(tmp_path, capsys, a, b):
 @given(text=RAW, hyp=RAW)
 def test_align_view(tmp_path, capsys, text, hyp):
     from eval.view import main
-    code, err = _call(main, [_file(tmp_path, "t", text), _file(tmp_path, "h.align", hyp), "-o",
-                             str(tmp_path / "v.html")], capsys)
+
+    code, err = _call(
+        main, [_file(tmp_path, "t", text), _file(tmp_path, "h.align", hyp), "-o", str(tmp_path / "v.html")], capsys
+    )
     _check(code, err)
 
 
@@ -78,12 +100,14 @@ def test_align_merge(tmp_path, capsys, manifest, rows):
     import shutil
 
     from align.cli.merge import main
+
     d = tmp_path / "run"
     shutil.rmtree(d, ignore_errors=True)
     for k in range(2):
         (d / f"shard-{k}-of-2").mkdir(parents=True)
         (d / f"shard-{k}-of-2" / "manifest.json").write_bytes(
-            manifest if k else b'{"shard": 0, "shards": 2, "total": 2, "files": ["a.align"]}')
+            manifest if k else b'{"shard": 0, "shards": 2, "total": 2, "files": ["a.align"]}'
+        )
         (d / f"shard-{k}-of-2" / "a.align").write_bytes(rows if k else b"0\t0-0\n")
     code, err = _call(main, [str(d)], capsys)
     _check(code, err)
@@ -93,10 +117,15 @@ def test_align_merge(tmp_path, capsys, manifest, rows):
 def corrupt_models(tmp_path_factory):
     """Model folders a user may hand over by mistake: cut, garbage, empty, wrong JSON."""
     import shutil
+
     root = tmp_path_factory.mktemp("models")
     out = {}
-    for name, how in (("cut-safetensors", "cut"), ("garbage-safetensors", "garbage"), ("bad-config", "config"),
-                      ("garbage-pt", "pt")):
+    for name, how in (
+        ("cut-safetensors", "cut"),
+        ("garbage-safetensors", "garbage"),
+        ("bad-config", "config"),
+        ("garbage-pt", "pt"),
+    ):
         d = root / name
         shutil.copytree(ENFR, d, ignore=shutil.ignore_patterns("MODEL_CARD.md"))
         w = d / "model.safetensors"
@@ -124,6 +153,7 @@ def test_align_extract_corrupt_models(tmp_path, capsys, corrupt_models, which):
     pytest.importorskip("fairseq")
     pytest.importorskip("transformers")
     from align.cli.extract import main
+
     pairs = _file(tmp_path, "p.txt", b"the house ||| la maison\n")
     code, err = _call(main, ["--model", corrupt_models[which], "--input", pairs], capsys)
     assert code == 1, err
@@ -131,13 +161,27 @@ def test_align_extract_corrupt_models(tmp_path, capsys, corrupt_models, which):
 
 
 @pytest.mark.fairseq
-@pytest.mark.parametrize("data", [b"\xef\xbb\xbfthe house ||| la maison\r\n", b"the\x00 house ||| la maison\n",
-                                  b"the house ||| la\rmaison\n", b"\xff\xfe\x00a ||| b\n", b"a ||| b\n" * 3 + b"c",
-                                  b"a" * 1_000_000 + b" ||| b\n", b"a ||| b ||| c\n", b" ||| b\n", b"\n",
-                                  b"a\xe2\x80\xa8b ||| c\n", b"", b"x ||| y\nx ||| \n"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\xef\xbb\xbfthe house ||| la maison\r\n",
+        b"the\x00 house ||| la maison\n",
+        b"the house ||| la\rmaison\n",
+        b"\xff\xfe\x00a ||| b\n",
+        b"a ||| b\n" * 3 + b"c",
+        b"a" * 1_000_000 + b" ||| b\n",
+        b"a ||| b ||| c\n",
+        b" ||| b\n",
+        b"\n",
+        b"a\xe2\x80\xa8b ||| c\n",
+        b"",
+        b"x ||| y\nx ||| \n",
+    ],
+)
 def test_align_extract_bad_input(tmp_path, capsys, data):
     pytest.importorskip("fairseq")
     from align.cli.extract import main
+
     pairs = _file(tmp_path, "p.txt", data)
     code, err = _call(main, ["--model", ENFR, "--input", pairs, "--out", str(tmp_path / "o"), "--layers", "0"], capsys)
     _check(code, err)
@@ -150,6 +194,7 @@ def test_align_extract_bad_input(tmp_path, capsys, data):
 @given(data=RAW)
 def test_align_eval_named_test_set(tmp_path, capsys, data):
     from eval.cli import main
+
     code, err = _call(main, ["-t", "hansards", _file(tmp_path, "h.txt", data)], capsys)
     _check(code, err)
 
@@ -158,6 +203,7 @@ def test_align_eval_named_test_set(tmp_path, capsys, data):
 @given(data=RAW)
 def test_calibration_file(tmp_path, data):
     from align.links.calibration import CalibrationError, read_calibration
+
     with pytest.raises(CalibrationError):  # random bytes are never a calibration; one error, naming the file
         read_calibration(_file(tmp_path, "c.json", data))
 
@@ -165,11 +211,12 @@ def test_calibration_file(tmp_path, data):
 def _packed(suffix, data):
     import gzip
     import lzma
+
     if suffix == ".zst":
         zstandard = pytest.importorskip("zstandard")
         c = zstandard.ZstdCompressor()
-        first = c.compress(data[:len(data) // 3])
-        return first + c.compress(data[len(data) // 3:]), len(first)  # two frames, as pzstd writes
+        first = c.compress(data[: len(data) // 3])
+        return first + c.compress(data[len(data) // 3 :]), len(first)  # two frames, as pzstd writes
     return (gzip.compress(data) if suffix == ".gz" else lzma.compress(data)), None
 
 
@@ -178,16 +225,22 @@ CUT_TEXT = b"".join(b"a b c ||| x y z\n" for _ in range(400))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(suffix=st.sampled_from([".gz", ".xz", ".zst"]), share=st.floats(0.05, 0.99),
-       which=st.sampled_from(["eval-gold", "eval-hyp", "eval-both", "symmetrize", "symmetrize-both", "view-text",
-                              "view-hyp", "view-scores"]))
+@given(
+    suffix=st.sampled_from([".gz", ".xz", ".zst"]),
+    share=st.floats(0.05, 0.99),
+    which=st.sampled_from(
+        ["eval-gold", "eval-hyp", "eval-both", "symmetrize", "symmetrize-both", "view-text", "view-hyp", "view-scores"]
+    ),
+)
 def test_a_truncated_compressed_input_is_refused_by_every_command(tmp_path, capsys, suffix, share, which):
     """#42: a compressed file cut anywhere is one line and exit 1, never fewer sentences read as all."""
+    import numpy as np
+
     from align.cli.symmetrize import main as sym
     from align.links.softscores import encode_scores
     from eval.cli import main as ev
     from eval.view import main as view
-    import numpy as np
+
     scores = b"".join((encode_scores(np.ones((3, 3))) + "\n").encode() for _ in range(400))
     full = {"view-text": CUT_TEXT, "view-scores": scores}.get(which, CUT_LINKS)
     packed, boundary = _packed(suffix, full)
@@ -218,6 +271,7 @@ def test_a_truncated_compressed_input_is_refused_by_every_command(tmp_path, caps
 @pytest.mark.parametrize("where", ["folder", "under-a-file"])
 def test_align_symmetrize_unwritable_output_is_one_line(tmp_path, capsys, where):
     from align.cli.symmetrize import main
+
     a = _file(tmp_path, "a.align", b"0-0 1-1\n")
     (tmp_path / "d").mkdir()
     out = str(tmp_path / "d") if where == "folder" else os.path.join(a, "x")

@@ -49,10 +49,13 @@ def test_demo_runs_and_gives_the_recorded_figures(tmp_path, capsys):
     # the align-view page: the best layer of each of the 7 summed methods, best first, beside the gold
     assert f"alignments beside the gold, sentence by sentence: {out / 'view.html'}" in table
     from pages import page_json
+
     page = page_json((out / "view.html").read_text(encoding="utf-8"))
     assert len(page["src"]) == 447 and page["gold"] is not None
     assert [h["name"] for h in page["hyps"]][:2] == ["alti-awi-layer0", "alti-rollout-awi-layer0"]
-    assert len(page["hyps"]) == 7 and page["hyps"][0]["aer"] == pytest.approx(RECORDED["alti-awi-layer0.align"], abs=0.01)
+    assert len(page["hyps"]) == 7 and page["hyps"][0]["aer"] == pytest.approx(
+        RECORDED["alti-awi-layer0.align"], abs=0.01
+    )
     assert (out / "alignments" / "manifest.json").exists()
     for name in [n for n in os.listdir(out / "alignments") if n.endswith(".align")]:
         assert len((out / "alignments" / name).read_text().splitlines()) == 447
@@ -62,6 +65,7 @@ def test_example_figure_marks_sure_and_possible_gold(tmp_path):
     pytest.importorskip("matplotlib")
     pytest.importorskip("torch")
     import numpy as np
+
     sys.path.insert(0, os.path.join(ROOT, "data", "scripts"))
     import demo
 

@@ -10,8 +10,14 @@ SCRIPTS = os.path.join(ROOT, "data", "scripts")
 
 def run(tmp_path, script, *args, env=None):
     """Run a script from an empty folder (nothing of the repository can be touched)."""
-    return subprocess.run(["bash", os.path.join(SCRIPTS, script), *args], cwd=tmp_path, capture_output=True,
-                          text=True, env={**os.environ, **(env or {})}, timeout=60)
+    return subprocess.run(
+        ["bash", os.path.join(SCRIPTS, script), *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=60,
+    )
 
 
 def test_prepare_usage_and_refusals(tmp_path):

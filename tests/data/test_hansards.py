@@ -6,20 +6,35 @@ from align.links.formats import shared_data_dir
 from data.prep.hansards import collect, keep, tokenize
 
 
-@pytest.mark.parametrize("raw, lang, words", [
-    # elisions get their full form, fused articles are split, as in the WPT03 gold
-    ("L'opposition s'y oppose, n'est-ce pas?", "fr", "le opposition se y oppose , ne est - ce pas ?"),
-    ("C'est l'heure du vote aux Communes, des amis qu'on aime.", "fr",
-     "ce est le heure de le vote à les communes , de les amis que on aime ."),
-    ("Jusqu'à quelqu'un, s'il le faut; aujourd'hui M. Smith", "fr",
-     "jusque à quelque un , se il le faut ; aujourd' hui m. smith"),
-    ("l&apos; homme d&apos; un", "fr", "le homme de un"),  # Multi30k's escaped, already split text
-    ("The Auditor General's report, Mr. Speaker -- two-thirds", "en",
-     "the auditor general 's report , mr. speaker -- two - thirds"),
-    ("$100 million (1,122,000) at 6.42 p.m. We don't.", "en",
-     "$ 100 million ( 1,122,000 ) at 6.42 p.m. we do n't ."),
-    ("a man &apos;s hat", "en", "a man 's hat"),
-])
+@pytest.mark.parametrize(
+    "raw, lang, words",
+    [
+        # elisions get their full form, fused articles are split, as in the WPT03 gold
+        ("L'opposition s'y oppose, n'est-ce pas?", "fr", "le opposition se y oppose , ne est - ce pas ?"),
+        (
+            "C'est l'heure du vote aux Communes, des amis qu'on aime.",
+            "fr",
+            "ce est le heure de le vote à les communes , de les amis que on aime .",
+        ),
+        (
+            "Jusqu'à quelqu'un, s'il le faut; aujourd'hui M. Smith",
+            "fr",
+            "jusque à quelque un , se il le faut ; aujourd' hui m. smith",
+        ),
+        ("l&apos; homme d&apos; un", "fr", "le homme de un"),  # Multi30k's escaped, already split text
+        (
+            "The Auditor General's report, Mr. Speaker -- two-thirds",
+            "en",
+            "the auditor general 's report , mr. speaker -- two - thirds",
+        ),
+        (
+            "$100 million (1,122,000) at 6.42 p.m. We don't.",
+            "en",
+            "$ 100 million ( 1,122,000 ) at 6.42 p.m. we do n't .",
+        ),
+        ("a man &apos;s hat", "en", "a man 's hat"),
+    ],
+)
 def test_tokenize_matches_the_gold_style(raw, lang, words):
     assert tokenize(raw, lang) == words.split()
 
@@ -62,6 +77,7 @@ def _write_set(root, name, en, fr):
 
 def test_collect_holds_out_the_last_hansard_pairs(tmp_path, monkeypatch):
     import data.prep.hansards as h
+
     monkeypatch.setattr(h, "HELD_OUT_VALID", 2)
     monkeypatch.setattr(h, "HELD_OUT_TEST", 1)
     root = tmp_path / "parallel" / "enfr_extra"
@@ -78,6 +94,7 @@ def test_collect_holds_out_the_last_hansard_pairs(tmp_path, monkeypatch):
 
 def test_collect_counts_dropped_pairs_and_checks_line_counts(tmp_path, monkeypatch):
     import data.prep.hansards as h
+
     monkeypatch.setattr(h, "HELD_OUT_VALID", 0)
     monkeypatch.setattr(h, "HELD_OUT_TEST", 0)
     root = str(tmp_path / "parallel" / "enfr_extra")

@@ -30,8 +30,10 @@ def test_log_facts_of_a_resumed_run(tmp_path):
 
 
 def test_aer_lines_pick_each_methods_best_layer(tmp_path):
-    rows = [{"hyp": f"{m}-{s}-layer{layer}.align", "aer": aer, "precision": 100 - aer, "recall": 50.0}
-            for m, s, layer, aer in [("attn", "awo", 0, 70.0), ("attn", "awo", 1, 60.0), ("norm", "awi", 2, 80.0)]]
+    rows = [
+        {"hyp": f"{m}-{s}-layer{layer}.align", "aer": aer, "precision": 100 - aer, "recall": 50.0}
+        for m, s, layer, aer in [("attn", "awo", 0, 70.0), ("attn", "awo", 1, 60.0), ("norm", "awi", 2, 80.0)]
+    ]
     p = tmp_path / "r.json"
     p.write_text(json.dumps({"directions": {"deen": {"grid": rows}}}))
     lines = model_card.aer_lines(str(p), "deen")
@@ -52,6 +54,5 @@ def test_checkpoint_facts_read_from_the_shipped_model():
     # -> 1,053,440. 3 + 3 layers: 2,369,280 + 3,160,320 = 5,529,600; plus the one shared embedding matrix.
     from fairseq_plugins.checkpoint import read_state
 
-    rows = read_state(os.path.join(ROOT, "data", "models", "enfr"))["model"][
-        "encoder.embed_tokens.weight"].shape[0]
+    rows = read_state(os.path.join(ROOT, "data", "models", "enfr"))["model"]["encoder.embed_tokens.weight"].shape[0]
     assert f["parameters"] == rows * 256 + 5_529_600

@@ -12,8 +12,8 @@ from align.links.formats import read_alignments
 from eval.cli import evaluate, main
 from eval.metrics import score_corpus
 
-GOLD = "1-1 2p2 2-3\n1-2\n"        # talp, 1-based
-HYP = "0-0 1-1\n0-1\n"             # pharaoh, 0-based: (0,0) sure hit, (1,1) possible hit, (0,1) sure hit
+GOLD = "1-1 2p2 2-3\n1-2\n"  # talp, 1-based
+HYP = "0-0 1-1\n0-1\n"  # pharaoh, 0-based: (0,0) sure hit, (1,1) possible hit, (0,1) sure hit
 
 
 def test_text_line(tmp_path, capsys):
@@ -21,8 +21,10 @@ def test_text_line(tmp_path, capsys):
     assert main([g, h]) == 0
     out = capsys.readouterr().out.strip().split("\n")
     # |A|=3, |S|=3, |A&S|=2, |A&P|=3: AER = 1 - 5/6 = 16.7, P 100, R 66.7, F1 80
-    assert out == [f"{h}  AER  16.7  P 100.0  R  66.7  F1  80.0  links 3  sents 2",
-                   "signature: fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|version:0.2.0"]
+    assert out == [
+        f"{h}  AER  16.7  P 100.0  R  66.7  F1  80.0  links 3  sents 2",
+        "signature: fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|version:0.2.0",
+    ]
 
 
 def test_json_many_hyps_and_paired(tmp_path, capsys):
@@ -46,12 +48,15 @@ def test_stdin_reverse_and_options(tmp_path, capsys, monkeypatch):
     assert json.loads(capsys.readouterr().out)[0]["aer"] == pytest.approx(100 / 7)
 
 
-@pytest.mark.parametrize("gold,hyp,extra,msg", [
-    (GOLD, "0-0\n", [], "h.txt: 1 sentences; expected 2"),
-    (GOLD, "0-0\n0-a\n", [], "h.txt:2: bad link '0-a'"),
-    ("0-1\n1-1\n", HYP, [], "g.talp:1: index below 1"),
-    (GOLD, "0-0 5-5\n0-1\n", ["--text"], "h.txt:1: sentence 1: link (5, 5)"),
-])
+@pytest.mark.parametrize(
+    "gold,hyp,extra,msg",
+    [
+        (GOLD, "0-0\n", [], "h.txt: 1 sentences; expected 2"),
+        (GOLD, "0-0\n0-a\n", [], "h.txt:2: bad link '0-a'"),
+        ("0-1\n1-1\n", HYP, [], "g.talp:1: index below 1"),
+        (GOLD, "0-0 5-5\n0-1\n", ["--text"], "h.txt:1: sentence 1: link (5, 5)"),
+    ],
+)
 def test_bad_input_exit_1(tmp_path, capsys, gold, hyp, extra, msg):
     g, h = write(tmp_path, "g.talp", gold), write(tmp_path, "h.txt", hyp)
     if extra == ["--text"]:
@@ -110,15 +115,25 @@ def test_naacl_gold_with_id_file(tmp_path, capsys):
 
 # -- issue 13: signature, streaming in step, line counts, fuzzing ------------------------------------
 
-@pytest.mark.parametrize("extra,sig", [
-    ([], "fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|version:0.2.0"),
-    (["--gold-base", "0", "--hyp-format", "talp", "--reverse-hyp", "--all-sure"],
-     "fmt:talp|base:0|hypfmt:talp|hypbase:1|rev:hyp|allsure:yes|version:0.2.0"),
-    (["--reverse-gold", "--reverse-hyp", "--bootstrap", "20", "--seed", "3"],
-     "fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:both|allsure:no|bs:20|seed:3|version:0.2.0"),
-    (["--gold-format", "naacl", "--paired-bootstrap", "10"],
-     "fmt:naacl|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|ids:1..max|pbs:10|seed:12345|version:0.2.0"),
-])
+
+@pytest.mark.parametrize(
+    "extra,sig",
+    [
+        ([], "fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|version:0.2.0"),
+        (
+            ["--gold-base", "0", "--hyp-format", "talp", "--reverse-hyp", "--all-sure"],
+            "fmt:talp|base:0|hypfmt:talp|hypbase:1|rev:hyp|allsure:yes|version:0.2.0",
+        ),
+        (
+            ["--reverse-gold", "--reverse-hyp", "--bootstrap", "20", "--seed", "3"],
+            "fmt:talp|base:1|hypfmt:pharaoh|hypbase:0|rev:both|allsure:no|bs:20|seed:3|version:0.2.0",
+        ),
+        (
+            ["--gold-format", "naacl", "--paired-bootstrap", "10"],
+            "fmt:naacl|base:1|hypfmt:pharaoh|hypbase:0|rev:no|allsure:no|ids:1..max|pbs:10|seed:12345|version:0.2.0",
+        ),
+    ],
+)
 def test_signature_in_json_and_text(tmp_path, capsys, extra, sig):
     g = write(tmp_path, "g", "1 1 1\n2 1 2\n" if "naacl" in extra else "1-1\n1-2\n")
     h = write(tmp_path, "h", "0-0\n0-1\n")
@@ -134,8 +149,8 @@ def test_signature_in_json_and_text(tmp_path, capsys, extra, sig):
         assert capsys.readouterr().out.strip().split("\n")[-1] == f"signature: {sig}"
 
 
-GOLD5 = "1-1 2p2\n\n3-3 1-2\n2-2\n1p1 4-4\n"      # talp, 5 sentences
-HYP5 = "0-0 1-1\n0-0\n2-2\n1-1 0-0\n3-3\n"         # pharaoh
+GOLD5 = "1-1 2p2\n\n3-3 1-2\n2-2\n1p1 4-4\n"  # talp, 5 sentences
+HYP5 = "0-0 1-1\n0-0\n2-2\n1-1 0-0\n3-3\n"  # pharaoh
 
 
 @pytest.mark.parametrize("block", [1, 2, 3, 5, 8])
@@ -156,9 +171,25 @@ def test_streaming_blocks_equal_whole_file_scores(tmp_path, capsys, block):
 
 
 def main_args(gold, hyps, **kw):
-    d = dict(gold=gold, hyps=hyps, gold_format="talp", gold_base=None, hyp_format="pharaoh", hyp_base=None,
-             reverse_gold=False, reverse_hyp=False, all_sure=False, text=None, naacl_ids=None, bootstrap=0,
-             paired_bootstrap=0, seed=1, plot=None, per_sentence=None, out_format="json")
+    d = dict(
+        gold=gold,
+        hyps=hyps,
+        gold_format="talp",
+        gold_base=None,
+        hyp_format="pharaoh",
+        hyp_base=None,
+        reverse_gold=False,
+        reverse_hyp=False,
+        all_sure=False,
+        text=None,
+        naacl_ids=None,
+        bootstrap=0,
+        paired_bootstrap=0,
+        seed=1,
+        plot=None,
+        per_sentence=None,
+        out_format="json",
+    )
     d.update(kw)
     return SimpleNamespace(**d)
 
@@ -198,6 +229,7 @@ def test_gz_and_stdin_gold(tmp_path, capsys, monkeypatch):
 
 def test_many_hypotheses_in_groups(tmp_path, capsys, monkeypatch):
     import eval.cli
+
     monkeypatch.setattr(eval.cli, "HYP_GROUP", 2)  # the gold is read once per group of two
     g = write(tmp_path, "g.talp", GOLD5)
     hs = [write(tmp_path, f"h{i}.txt", HYP5 if i != 3 else "0-0\n" * 5) for i in range(5)]
@@ -232,15 +264,27 @@ def test_output_errors_exit_1(tmp_path, capsys):
 
 _bytes = st.one_of(
     st.binary(max_size=60),
-    st.lists(st.sampled_from(["0", "1", "2", "9999999", "2097152", "-", "p", "-P", " ", "\t", "\n", "\r\n",
-                              "\ufeff", "S", "x", "|||"]), max_size=30).map(lambda x: "".join(x).encode()))
+    st.lists(
+        st.sampled_from(
+            ["0", "1", "2", "9999999", "2097152", "-", "p", "-P", " ", "\t", "\n", "\r\n", "\ufeff", "S", "x", "|||"]
+        ),
+        max_size=30,
+    ).map(lambda x: "".join(x).encode()),
+)
 
 
 @settings(max_examples=120, deadline=None)
-@given(_bytes, _bytes, st.sampled_from(["pharaoh", "talp", "naacl"]), st.sampled_from(["pharaoh", "talp", "naacl"]),
-       st.booleans(), st.sampled_from([1, 2, 1000]))
+@given(
+    _bytes,
+    _bytes,
+    st.sampled_from(["pharaoh", "talp", "naacl"]),
+    st.sampled_from(["pharaoh", "talp", "naacl"]),
+    st.booleans(),
+    st.sampled_from([1, 2, 1000]),
+)
 def test_fuzz_cli_exit_0_or_1_and_matches_whole_file_scoring(tmp_path_factory, gold, hyp, gfmt, hfmt, text, block):
     import contextlib
+
     d = tmp_path_factory.mktemp("cli")
     (d / "g").write_bytes(gold)
     (d / "h").write_bytes(hyp)
@@ -259,23 +303,41 @@ def test_fuzz_cli_exit_0_or_1_and_matches_whole_file_scoring(tmp_path_factory, g
     r = json.loads(out.getvalue())[0]
     g, h = read_alignments(str(d / "g"), gfmt), read_alignments(str(d / "h"), hfmt)
     s = score_corpus(g, h)
-    assert (r["links"], r["sure"], r["matched_sure"], r["matched_possible"], r["sentences"]) == \
-        (s.links, s.sure, s.matched_sure, s.matched_possible, len(g))
+    assert (r["links"], r["sure"], r["matched_sure"], r["matched_possible"], r["sentences"]) == (
+        s.links,
+        s.sure,
+        s.matched_sure,
+        s.matched_possible,
+        len(g),
+    )
     r2 = evaluate(main_args(str(d / "g"), [str(d / "h")], gold_format=gfmt, hyp_format=hfmt), block_lines=block)[0]
     assert (r2["links"], r2["matched_sure"], r2["matched_possible"]) == (s.links, s.matched_sure, s.matched_possible)
 
 
-_corpus = st.lists(st.tuples(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=6),
-                             st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=3),
-                             st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=6)), max_size=9)
+_corpus = st.lists(
+    st.tuples(
+        st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=6),
+        st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=3),
+        st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=6),
+    ),
+    max_size=9,
+)
 
 
 @settings(max_examples=60, deadline=None)
-@given(_corpus, st.sampled_from(["pharaoh", "talp", "naacl"]), st.sampled_from(["pharaoh", "talp", "naacl"]),
-       st.booleans(), st.booleans(), st.sampled_from([1, 2, 3, 1000]), st.randoms(use_true_random=False))
+@given(
+    _corpus,
+    st.sampled_from(["pharaoh", "talp", "naacl"]),
+    st.sampled_from(["pharaoh", "talp", "naacl"]),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([1, 2, 3, 1000]),
+    st.randoms(use_true_random=False),
+)
 def test_streamed_scores_equal_in_memory_scores(tmp_path_factory, corpus, gfmt, hfmt, rev, all_sure, block, rnd):
     from align.links.alignments import Alignments
     from align.links.formats import write_alignments
+
     gold = Alignments.from_lists([c[0] for c in corpus], [c[1] for c in corpus])
     hyp = Alignments.from_lists([c[2] for c in corpus])
     d = tmp_path_factory.mktemp("st")
@@ -287,17 +349,25 @@ def test_streamed_scores_equal_in_memory_scores(tmp_path_factory, corpus, gfmt, 
         rnd.shuffle(lines)
         open(h, "w").write("".join(lines))
     ids = write(d, "ids", "".join(f"{k + 1}\n" for k in range(len(corpus))))
-    r = evaluate(main_args(g, [h], gold_format=gfmt, hyp_format=hfmt, reverse_gold=rev, all_sure=all_sure,
-                           naacl_ids=ids), block_lines=block)[0]
+    r = evaluate(
+        main_args(g, [h], gold_format=gfmt, hyp_format=hfmt, reverse_gold=rev, all_sure=all_sure, naacl_ids=ids),
+        block_lines=block,
+    )[0]
     s = score_corpus(gold.all_sure() if all_sure else gold, hyp)
-    assert (r["links"], r["sure"], r["matched_sure"], r["matched_possible"], r["sentences"]) == \
-        (s.links, s.sure, s.matched_sure, s.matched_possible, len(corpus))
+    assert (r["links"], r["sure"], r["matched_sure"], r["matched_possible"], r["sentences"]) == (
+        s.links,
+        s.sure,
+        s.matched_sure,
+        s.matched_possible,
+        len(corpus),
+    )
 
 
 @settings(max_examples=60, deadline=None)
 @given(_bytes, st.sampled_from([b"", b"<s snum=1> a </s>\n", b"1\n2\n"]))
 def test_fuzz_naacl_id_files(tmp_path_factory, ids, prefix):
     import contextlib
+
     d = tmp_path_factory.mktemp("ids")
     (d / "ids").write_bytes(prefix + ids)
     g, h = write(d, "g.wa", "1 1 1\n"), write(d, "h", "0-0\n")
@@ -318,6 +388,7 @@ def _gold_as_hyp(tmp_path, langs=None):
     """The Hansards gold's sure links as a Pharaoh hypothesis (in direction ``langs``): AER 0 against any P."""
     from align.links import testsets
     from align.links.formats import write_alignments
+
     p = str(tmp_path / f"sure-{langs}.align")
     write_alignments(testsets.load("hansards", langs).gold.all_sure(), p)
     return p
@@ -325,16 +396,21 @@ def _gold_as_hyp(tmp_path, langs=None):
 
 def test_named_set_scores_as_its_files_do(tmp_path, capsys, monkeypatch):
     import os
+
     monkeypatch.chdir(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     h = write(tmp_path, "h.align", "0-0\n" * 447)
     assert main([f"{HANSARDS}/enfr.gold", h, "--format", "json"]) == 0
     by_file = json.loads(capsys.readouterr().out)[0]
     assert main(["-t", "hansards", h, "--format", "json"]) == 0
     by_name = json.loads(capsys.readouterr().out)[0]
-    assert {k: by_name[k] for k in ("aer", "precision", "recall", "links", "sure")} == \
-        {k: by_file[k] for k in ("aer", "precision", "recall", "links", "sure")}
-    assert by_name["signature"].startswith("test:hansards|lang:en-fr|sha:") and \
-        by_name["test_set"]["name"] == "hansards" and by_name["test_set"]["verified"]
+    assert {k: by_name[k] for k in ("aer", "precision", "recall", "links", "sure")} == {
+        k: by_file[k] for k in ("aer", "precision", "recall", "links", "sure")
+    }
+    assert (
+        by_name["signature"].startswith("test:hansards|lang:en-fr|sha:")
+        and by_name["test_set"]["name"] == "hansards"
+        and by_name["test_set"]["verified"]
+    )
 
 
 def test_named_set_other_direction(tmp_path, capsys):
@@ -347,15 +423,18 @@ def test_named_set_other_direction(tmp_path, capsys):
     assert f"{enfr}:6: sentence 6: link" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv,code,message", [
-    (["-t", "hansard", "h"], 2, "unknown test set 'hansard'; valid: rwth, hansards"),
-    (["-t", "hansards", "-l", "de-en", "h"], 2, "neither en-fr nor fr-en"),
-    (["-t", "hansards", "--text", "x", "h"], 2, "--text describe a gold file"),
-    (["-t", "hansards", "--gold-format", "talp", "h"], 2, "--gold-format describe a gold file"),
-    (["g", "-l", "fr-en", "h"], 2, "-l applies to a named test set"),
-    (["-t", "hansards"], 2, "and at least one HYP"),
-    (["g"], 2, "give a GOLD file and at least one HYP"),
-])
+@pytest.mark.parametrize(
+    "argv,code,message",
+    [
+        (["-t", "hansard", "h"], 2, "unknown test set 'hansard'; valid: rwth, hansards"),
+        (["-t", "hansards", "-l", "de-en", "h"], 2, "neither en-fr nor fr-en"),
+        (["-t", "hansards", "--text", "x", "h"], 2, "--text describe a gold file"),
+        (["-t", "hansards", "--gold-format", "talp", "h"], 2, "--gold-format describe a gold file"),
+        (["g", "-l", "fr-en", "h"], 2, "-l applies to a named test set"),
+        (["-t", "hansards"], 2, "and at least one HYP"),
+        (["g"], 2, "give a GOLD file and at least one HYP"),
+    ],
+)
 def test_named_set_usage_errors(argv, code, message, capsys):
     assert main(argv) == code
     assert message in capsys.readouterr().err

@@ -32,8 +32,10 @@ def test_held_out_choice_by_hand():
     # 4 sentences, each with 2 sure links (sure = possible); a sentence is either perfect
     # (2 links, both right: AER 0) or all wrong (2 links, none right: AER 1).
     good, bad = (2, 2, 2, 2), (2, 2, 0, 0)
-    counts = {"layer0": _counts([good, bad, good, bad]),   # right on even sentences only
-              "layer1": _counts([bad, good, bad, good])}   # right on odd sentences only
+    counts = {
+        "layer0": _counts([good, bad, good, bad]),  # right on even sentences only
+        "layer1": _counts([bad, good, bad, good]),
+    }  # right on odd sentences only
     out = held_out_choice(counts, ["layer0", "layer1"], folds_of(4))
     # fold 0 (even sentences) is chosen on the odd ones: layer1 (AER 0 there), which fails on the even
     # ones (AER 100); fold 1 likewise picks layer0: every held-out sentence is wrong

@@ -21,10 +21,12 @@ def test_parse_name_rejects(bad):
 
 
 def test_summarize_heads_best_and_mean():
-    rows = [row("norm-head-awo-layer1-head0.align", 40.0, 60, 60),
-            row("norm-head-awo-layer1-head1.align", 30.0, 70, 70),
-            row("norm-head-awo-layer1-head2.align", 50.0, 50, 50),
-            row("norm-awo-layer1.align", 20.0)]
+    rows = [
+        row("norm-head-awo-layer1-head0.align", 40.0, 60, 60),
+        row("norm-head-awo-layer1-head1.align", 30.0, 70, 70),
+        row("norm-head-awo-layer1-head2.align", 50.0, 50, 50),
+        row("norm-awo-layer1.align", 20.0),
+    ]
     out = {r["hyp"]: r for r in summarize_heads(rows)}
     assert set(out) == {"norm-head-best-awo-layer1", "norm-head-mean-awo-layer1"}
     assert out["norm-head-best-awo-layer1"]["aer"] == 30.0 and out["norm-head-best-awo-layer1"]["head"] == 1
@@ -36,8 +38,12 @@ def test_summarize_heads_best_and_mean():
 
 
 def test_best_and_tables():
-    rows = [row("attn-awo-layer0.align", 50.0), row("attn-awo-layer1.align", 45.0),
-            row("norm-awo-layer0.align", 42.0), row("norm-awi-layer1.align", 30.0)]
+    rows = [
+        row("attn-awo-layer0.align", 50.0),
+        row("attn-awo-layer1.align", 45.0),
+        row("norm-awo-layer0.align", 42.0),
+        row("norm-awi-layer1.align", 30.0),
+    ]
     assert best(rows)["hyp"] == "norm-awi-layer1.align"
     assert best(rows, "attn")["hyp"] == "attn-awo-layer1.align"
     with pytest.raises(ValueError, match="no rows for method 'norm-head'"):

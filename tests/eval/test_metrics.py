@@ -48,10 +48,15 @@ def test_length_mismatch():
         count_matches(Alignments.empty(1), Alignments.empty(2))
 
 
-corpora = st.lists(st.tuples(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=8),
-                             st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=5),
-                             st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=8)),
-                   min_size=1, max_size=6)
+corpora = st.lists(
+    st.tuples(
+        st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=8),
+        st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=5),
+        st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=8),
+    ),
+    min_size=1,
+    max_size=6,
+)
 
 
 def _loop_score(gold_s, gold_p, hyp):
@@ -95,8 +100,9 @@ def test_bootstrap_ci_contains_point_and_is_reproducible():
 def test_paired_bootstrap_detects_a_clear_win_and_not_a_tie():
     gold = Alignments.from_lists([[(i, i) for i in range(10)] for _ in range(100)])
     good = Alignments.from_lists([[(i, i) for i in range(10)] for _ in range(100)])
-    bad = Alignments.from_lists([[(i, (i + 1) % 10) for i in range(10)] if k % 2 else [(i, i) for i in range(10)]
-                                 for k in range(100)])
+    bad = Alignments.from_lists(
+        [[(i, (i + 1) % 10) for i in range(10)] if k % 2 else [(i, i) for i in range(10)] for k in range(100)]
+    )
     win = paired_bootstrap(count_matches(gold, bad), count_matches(gold, good), 300)
     assert win["p_value"] < 0.01 and win["delta"] < 0
     tie = paired_bootstrap(count_matches(gold, good), count_matches(gold, good), 300)
@@ -137,6 +143,7 @@ def test_block_counts_concatenate_to_the_corpus_counts():
 
 def test_calibration_error_and_reliability_by_hand():
     from eval.metrics import expected_calibration_error, reliability
+
     # bin 0: p 0.05, y 0 -> |0.05 - 0| = 0.05, weight 1/3; bin 9: p 0.95 (mean), y 0.5 -> 0.45, weight 2/3
     assert expected_calibration_error([0.05, 0.95, 0.95], [0, 1, 0]) == pytest.approx(0.05 / 3 + 0.45 * 2 / 3)
     bins = reliability([0.05, 0.95, 0.95], [0, 1, 0])
@@ -146,6 +153,7 @@ def test_calibration_error_and_reliability_by_hand():
 
 def test_roc_auc_and_spearman_by_hand():
     from eval.metrics import roc_auc, spearman
+
     # pairs (3,1) (3,2) (2,1) win, (2,2) ties: 3.5 / 4
     assert roc_auc([3, 2], [1, 2]) == 0.875 and roc_auc([1], [2]) == 0.0
     # d = 0, 1, 1, 0: 1 - 6 * 2 / (4 * 15) = 0.8

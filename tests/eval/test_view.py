@@ -78,6 +78,7 @@ def test_page_has_one_data_script_and_escaped_title():
 
 def test_the_template_ships_as_package_data():
     from importlib import resources
+
     assert resources.files("eval").joinpath("view_template.html").is_file()
     cfg = open(os.path.join(ROOT, "setup.cfg")).read()
     assert re.search(r"\[options\.package_data\]\s*\neval = view_template\.html", cfg)
@@ -123,8 +124,11 @@ def test_page_data_scores_and_shapes():
     q = np.array([[255, 0, 1], [2, 3, 4]], dtype=np.uint8)
     d = page_data(pairs, hyp, scores={"h": [q]})
     assert d["scores"] == [["/wAB" + "AgME"]]  # bytes ff 00 01 02 03 04
-    with pytest.raises(ValueError, match=r"sentence 1: a uint8 matrix of shape \(3, 2\); expected uint8 of shape "
-                       r"\(tgt, src\) = \(2, 3\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"sentence 1: a uint8 matrix of shape \(3, 2\); expected uint8 of shape "
+        r"\(tgt, src\) = \(2, 3\)",
+    ):
         page_data(pairs, hyp, scores={"h": [q.T]})
     with pytest.raises(ValueError, match="expected names of hypotheses: h"):
         page_data(pairs, hyp, scores={"g": [q]})
@@ -132,13 +136,16 @@ def test_page_data_scores_and_shapes():
         page_data(pairs * 2, {"g": hyp["h"]})
 
 
-@pytest.mark.parametrize("S, T, links, code", [
-    (3, 3, [(0, 0), (1, 1), (2, 2)], "AEI"),
-    (8, 8, [(7, 7)], "_"),          # 64 cells: one digit, cell 63
-    (9, 8, [(8, 7)], "BH"),         # 72 cells: two digits, cell 7*9+8 = 71 = 1*64 + 7
-    (65, 64, [(64, 63)], "BA_"),    # 4160 cells > 4096: three digits, cell 63*65+64 = 4159 = 4096 + 63
-    (4, 0, [], ""),                 # an empty side
-])
+@pytest.mark.parametrize(
+    "S, T, links, code",
+    [
+        (3, 3, [(0, 0), (1, 1), (2, 2)], "AEI"),
+        (8, 8, [(7, 7)], "_"),  # 64 cells: one digit, cell 63
+        (9, 8, [(8, 7)], "BH"),  # 72 cells: two digits, cell 7*9+8 = 71 = 1*64 + 7
+        (65, 64, [(64, 63)], "BA_"),  # 4160 cells > 4096: three digits, cell 63*65+64 = 4159 = 4096 + 63
+        (4, 0, [], ""),  # an empty side
+    ],
+)
 def test_encode_cells_by_hand(S, T, links, code):
     al = Alignments.from_lists([links])
     assert encode_cells(al, [S], [T]) == [code]
@@ -156,13 +163,16 @@ def test_cells_round_trip_the_hansards_gold():
     assert sum(map(len, codes)) < plain / 2  # 34,286 against 84,859 characters
 
 
-@pytest.mark.parametrize("spec, expected", [
-    ("dump/norm-awi-layer1.align", ("norm-awi-layer1", "dump/norm-awi-layer1.align")),
-    ("dump/norm.align.gz", ("norm", "dump/norm.align.gz")),
-    ("best=dump/norm.align", ("best", "dump/norm.align")),
-    ("out/a=b.align", ("a=b", "out/a=b.align")),  # the '=' belongs to the file name: a folder before it
-    ("x.txt", ("x.txt", "x.txt")),
-])
+@pytest.mark.parametrize(
+    "spec, expected",
+    [
+        ("dump/norm-awi-layer1.align", ("norm-awi-layer1", "dump/norm-awi-layer1.align")),
+        ("dump/norm.align.gz", ("norm", "dump/norm.align.gz")),
+        ("best=dump/norm.align", ("best", "dump/norm.align")),
+        ("out/a=b.align", ("a=b", "out/a=b.align")),  # the '=' belongs to the file name: a folder before it
+        ("x.txt", ("x.txt", "x.txt")),
+    ],
+)
 def test_parse_named(spec, expected):
     assert parse_named(spec) == expected
 
@@ -185,8 +195,14 @@ def test_scores_equal_align_eval(tmp_path, capsys):
     ref = json.loads(capsys.readouterr().out)
     assert main([TEXT, f"near={hyps['near']}", hyps["far"], "--gold", GOLD, "-o", out, "--format", "json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary == {"path": out, "sentences": 447, "hypotheses": 2, "bytes": os.path.getsize(out),
-                       "gold": True, "scores": []}
+    assert summary == {
+        "path": out,
+        "sentences": 447,
+        "hypotheses": 2,
+        "bytes": os.path.getsize(out),
+        "gold": True,
+        "scores": [],
+    }
     data = page_json(open(out, encoding="utf-8").read())
     assert [h["name"] for h in data["hyps"]] == ["near", "far"]
     for row, want in zip(data["hyps"], ref):
@@ -270,8 +286,11 @@ def test_scores_errors(tmp_path, capsys):
     two_by_two, one = '{"tgt": 2, "src": 2, "q": "AAAAAA=="}', '{"tgt": 1, "src": 1, "q": "AA=="}'
     out = str(tmp_path / "v.html")
     cases = [
-        ('{"tgt": 1, "src": 2, "q": "AAA="}\n' + one + "\n", r"s:1: a 1x2 \(tgt x src\) matrix; expected 2x2, "
-         r"the word counts of sentence 1 in .*t$"),
+        (
+            '{"tgt": 1, "src": 2, "q": "AAA="}\n' + one + "\n",
+            r"s:1: a 1x2 \(tgt x src\) matrix; expected 2x2, "
+            r"the word counts of sentence 1 in .*t$",
+        ),
         (two_by_two + "\n", r"s: 1 lines; expected 2 as in the text"),
         (two_by_two + "\n" + one + "\n" + one + "\n", r"s: more than 2 lines; expected 2"),
         (two_by_two + "\n{bad\n", r"s:2: found '\{bad', not JSON"),
@@ -280,8 +299,13 @@ def test_scores_errors(tmp_path, capsys):
         sc = write(tmp_path, "s", content)
         code, err = run([text, good, "--scores", f"h={sc}", "-o", out], capsys)
         assert code == 1 and re.search(message, err.strip()), (message, err)
-    assert run([text, good, "--scores", f"h={write(tmp_path, 's', two_by_two + chr(10) + one + chr(10))}", "-o", out],
-               capsys)[0] == 0
+    assert (
+        run(
+            [text, good, "--scores", f"h={write(tmp_path, 's', two_by_two + chr(10) + one + chr(10))}", "-o", out],
+            capsys,
+        )[0]
+        == 0
+    )
 
 
 def test_usage_errors_exit_2(tmp_path, capsys):
@@ -324,6 +348,7 @@ def test_render_page_round_trips_hansards(tmp_path):
 
 def test_named_test_set_gives_text_and_gold(tmp_path, capsys):
     from align.links import testsets
+
     ts = testsets.load("hansards", "fr-en")
     h = str(tmp_path / "fren.align")
     write_alignments(ts.gold.all_sure(), h)

@@ -59,16 +59,31 @@ def browser():
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     d = tmp_path_factory.mktemp("view")
-    files = {name: write(d, name, "\n".join(lines) + "\n")
-             for name, lines in (("text", TEXT_LINES), ("gold.talp", GOLD_LINES), ("A.align", A_LINES),
-                                 ("B.align", B_LINES))}
+    files = {
+        name: write(d, name, "\n".join(lines) + "\n")
+        for name, lines in (("text", TEXT_LINES), ("gold.talp", GOLD_LINES), ("A.align", A_LINES), ("B.align", B_LINES))
+    }
     pairs = read_text_pairs(files["text"])
     rng = np.random.default_rng(7)
     raw = [rng.random((len(t), len(s))) * (rng.random((len(t), len(s))) < 0.6) for s, t in pairs]
     write_scores(str(d / "A.scores.jsonl"), raw)
     out = str(d / "view.html")
-    assert main([files["text"], files["A.align"], files["B.align"], "--gold", files["gold.talp"],
-                 "--scores", str(d / "A.scores.jsonl"), "-o", out]) == 0
+    assert (
+        main(
+            [
+                files["text"],
+                files["A.align"],
+                files["B.align"],
+                "--gold",
+                files["gold.talp"],
+                "--scores",
+                str(d / "A.scores.jsonl"),
+                "-o",
+                out,
+            ]
+        )
+        == 0
+    )
     return {"dir": d, "url": "file://" + out, "pairs": pairs, "q": [quantize_scores(m) for m in raw], **files}
 
 
@@ -94,8 +109,13 @@ def count(page, selector):
 def expected_cells(gold, hyp, k):
     """Cell classes of sentence k, from the files: plain set arithmetic on the links."""
     s, p, h = set(gold.links(k, "sure")), set(gold.links(k, "possible")), set(hyp.links(k))
-    return {"hit-sure": len(h & s), "hit-possible": len(h & p), "false": len(h - s - p),
-            "miss-sure": len(s - h), "gold-possible": len(p - h)}
+    return {
+        "hit-sure": len(h & s),
+        "hit-possible": len(h & p),
+        "false": len(h - s - p),
+        "miss-sure": len(s - h),
+        "gold-possible": len(p - h),
+    }
 
 
 def test_hand_made_aer_is_what_eval_computes(corpus):
@@ -115,16 +135,18 @@ def test_cells_per_class_equal_the_link_counts(page, corpus):
             got = {c: count(page, f"#panel-{panel} td.cell.{c}") for c in want}
             assert got == want, (k, panel)
             assert count(page, f"#panel-{panel} td.cell") == len(src) * len(tgt)
-            marks = page.evaluate(f"Array.from(document.querySelectorAll('#panel-{panel} td.cell'))"
-                                  ".map(e => e.textContent).join('')")
+            marks = page.evaluate(
+                f"Array.from(document.querySelectorAll('#panel-{panel} td.cell')).map(e => e.textContent).join('')"
+            )
             assert marks.count("●") == want["hit-sure"] and marks.count("✕") == want["false"]
             assert marks.count("◐") == want["hit-possible"] and marks.count("○") == want["miss-sure"]
         # soft scores of A shade exactly its nonzero cells; B has none
         assert count(page, "#panel-a td.cell[style*='background']") == int(np.count_nonzero(corpus["q"][k]))
         assert count(page, "#panel-b td.cell[style*='background']") == 0
         # the per-sentence AER in the summary table: A then B
-        assert page.evaluate("Array.from(document.querySelectorAll('#summary td.sent-aer')).map(e => +e.textContent)") \
-            == [AER_A[k], AER_B[k]]
+        assert page.evaluate(
+            "Array.from(document.querySelectorAll('#summary td.sent-aer')).map(e => +e.textContent)"
+        ) == [AER_A[k], AER_B[k]]
         page.key("j")
     assert text(page, "#sent-title") == "sentence 5 of 5"  # j stops at the last sentence
 
@@ -135,8 +157,10 @@ def test_only_the_current_grids_are_in_the_dom(page):
 
 
 def select(page, element, value):
-    page.evaluate(f"(function () {{ var s = document.getElementById({element!r}); s.value = {value!r}; "
-                  "s.dispatchEvent(new Event('change')); }())")
+    page.evaluate(
+        f"(function () {{ var s = document.getElementById({element!r}); s.value = {value!r}; "
+        "s.dispatchEvent(new Event('change')); }())"
+    )
 
 
 def listed(page):
@@ -170,14 +194,20 @@ def test_filter_finds_a_word(page):
     page.type("ZEBRA")
     assert listed(page) == [3] and text(page, "#sent-title") == "sentence 3 of 5"
     assert text(page, "#position") == "1 of 1 shown"
-    page.evaluate("document.getElementById('filter').value = 'petite'; "
-                  "document.getElementById('filter').dispatchEvent(new Event('input'))")
+    page.evaluate(
+        "document.getElementById('filter').value = 'petite'; "
+        "document.getElementById('filter').dispatchEvent(new Event('input'))"
+    )
     assert listed(page) == [1]  # a target word
-    page.evaluate("document.getElementById('filter').value = 'pa*'; "
-                  "document.getElementById('filter').dispatchEvent(new Event('input'))")
+    page.evaluate(
+        "document.getElementById('filter').value = 'pa*'; "
+        "document.getElementById('filter').dispatchEvent(new Event('input'))"
+    )
     assert listed(page) == [3]  # prefix: passage
-    page.evaluate("document.getElementById('filter').value = 'nowhere'; "
-                  "document.getElementById('filter').dispatchEvent(new Event('input'))")
+    page.evaluate(
+        "document.getElementById('filter').value = 'nowhere'; "
+        "document.getElementById('filter').dispatchEvent(new Event('input'))"
+    )
     assert listed(page) == [] and text(page, "#page-info") == "no sentence matches"
 
 
@@ -190,13 +220,16 @@ def test_escaped_script_is_text(page):
     assert rows == ["a", "<", "b"]
     assert count(page, "script") == 2  # the data and the program: the word made no element
     assert page.evaluate("document.querySelector('#src-words').textContent").endswith(
-        "<script>alert(1)</script> &amp; x\u2028y")
+        "<script>alert(1)</script> &amp; x\u2028y"
+    )
     # hovering a cell names its words, as text
-    page.evaluate("document.querySelector('#panel-a tbody td.cell').dispatchEvent(new MouseEvent('mouseover', "
-                  "{bubbles: true}))")
+    page.evaluate(
+        "document.querySelector('#panel-a tbody td.cell').dispatchEvent(new MouseEvent('mouseover', {bubbles: true}))"
+    )
     hover = text(page, "#hover")
-    assert hover.startswith("A: source 0 \u201c<script>alert(1)</script>\u201d \u2194 target 0 \u201ca\u201d: "
-                            "sure hit; soft score ")
+    assert hover.startswith(
+        "A: source 0 \u201c<script>alert(1)</script>\u201d \u2194 target 0 \u201ca\u201d: sure hit; soft score "
+    )
     assert count(page, "#panel-a th.hl") == 2  # its column and row headers are highlighted
     # the page fixture then checks that no dialog opened and nothing reached the console
 
@@ -236,8 +269,10 @@ def test_hansards_page_in_the_browser(browser, tmp_path, capsys):
     # the summary table shows what align-eval gives (to 0.01)
     assert eval_main([GOLD, hyps["near"], hyps["far"], "--format", "json"]) == 0
     ref = json.loads(capsys.readouterr().out)
-    shown = page.evaluate("Array.from(document.querySelectorAll('#summary tbody tr')).map("
-                          "r => Array.from(r.cells).slice(1, 5).map(c => +c.textContent))")
+    shown = page.evaluate(
+        "Array.from(document.querySelectorAll('#summary tbody tr')).map("
+        "r => Array.from(r.cells).slice(1, 5).map(c => +c.textContent))"
+    )
     for row, want in zip(shown, ref):
         assert np.allclose(row, [want[k] for k in ("aer", "precision", "recall", "f1")], atol=0.0051)
     # far as method A, sorted by its AER: the worst sentence first (ties: the first in the corpus)
@@ -260,7 +295,10 @@ def test_hansards_page_in_the_browser(browser, tmp_path, capsys):
 
 def test_benchmark_measures_a_page(browser, tmp_path):
     import sys
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "benchmarks"))
+
+    sys.path.insert(
+        0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "benchmarks")
+    )
     from bench_view import build, make_corpus, measure_loads
 
     paths = make_corpus(str(tmp_path), 300)
@@ -281,8 +319,10 @@ def test_page_without_gold_and_empty_pages(browser, tmp_path, capsys):
     assert count(page, "#panel-a td.cell.link") == 2 and count(page, "#panel-a td.cell") == 6
     assert count(page, "td.hit-sure, td.false, td.miss-sure") == 0
     assert count(page, "#panel-b table") == 0 and page.evaluate("document.getElementById('panel-b').hidden")
-    assert page.evaluate("Array.from(document.getElementById('sort').options).map(o => o.value)") == \
-        ["corpus", "length"]  # no AER without a gold
+    assert page.evaluate("Array.from(document.getElementById('sort').options).map(o => o.value)") == [
+        "corpus",
+        "length",
+    ]  # no AER without a gold
     page.key("j")
     assert text(page, "#panel-a .empty") == "an empty side: no grid"
     assert page.errors() == [] and page.dialogs() == []
@@ -314,8 +354,9 @@ def test_any_address_opens_and_bidi_controls_stay_in_their_word(browser, tmp_pat
     words = page.evaluate("Array.from(document.querySelectorAll('#src-words bdi')).map(e => e.textContent)")
     assert words == ["one", "\u202etwo", "three", "four"]
     # laid out left to right: the override turns its own word only
-    lefts = page.evaluate("Array.from(document.querySelectorAll('#src-words bdi'))"
-                          ".map(e => e.getBoundingClientRect().left)")
+    lefts = page.evaluate(
+        "Array.from(document.querySelectorAll('#src-words bdi')).map(e => e.getBoundingClientRect().left)"
+    )
     assert lefts == sorted(lefts)
     assert page.evaluate("getComputedStyle(document.querySelector('#panel-a th.col')).unicodeBidi") == "isolate"
     assert count(page, "#list-items li bdi") == 4 + 1

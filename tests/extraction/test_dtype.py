@@ -29,8 +29,10 @@ N_SENTENCES = 30
 #   bfloat16: attn 99.91%, norm 99.49%, attn-res-ln 99.58%, alti 99.45%; all 99.61%
 #   float16:  attn 100%,   norm 99.86%, attn-res-ln 99.91%, alti 100%;   all 99.94%
 # pinned about half a point (a dozen links per method) below
-PINNED = {torch.bfloat16: {"attn": 0.995, "norm": 0.99, "attn-res-ln": 0.99, "alti": 0.99, "all": 0.99},
-          torch.float16: {"attn": 0.995, "norm": 0.995, "attn-res-ln": 0.995, "alti": 0.995, "all": 0.995}}
+PINNED = {
+    torch.bfloat16: {"attn": 0.995, "norm": 0.99, "attn-res-ln": 0.99, "alti": 0.99, "all": 0.99},
+    torch.float16: {"attn": 0.995, "norm": 0.995, "attn-res-ln": 0.995, "alti": 0.995, "all": 0.995},
+}
 # max |low - float32| / max |float32| per method over the same sentences; measured at most
 # 1.2% (bfloat16, attn-head) and 0.16% (float16, attn-head)
 SCORE_RTOL = {torch.bfloat16: 0.02, torch.float16: 0.003}
@@ -42,8 +44,6 @@ DTYPES = [pytest.param(torch.bfloat16, id="bfloat16"), pytest.param(torch.float1
 
 class AgreementReport(UserWarning):
     """The measured agreement, shown in pytest's warnings summary."""
-
-
 
 
 def _check_cpu_dtype(dtype) -> None:
@@ -91,8 +91,13 @@ def test_low_precision_links_agree_with_float32(pairs, reference, dtype):
     got = aligner.align(*pairs, methods=LINK_METHODS, shifts=["awo", "awi"], batch_size=8)
     assert got.keys() == want.keys() and len(want) == len(LINK_METHODS) * 3 * 2
     rates = _agreement(want, got)
-    warnings.warn(AgreementReport(f"{dtype} vs float32, {N_SENTENCES} Hansards sentences: identical links "
-                                  + ", ".join(f"{m} {r:.2%}" for m, r in rates.items())), stacklevel=2)
+    warnings.warn(
+        AgreementReport(
+            f"{dtype} vs float32, {N_SENTENCES} Hansards sentences: identical links "
+            + ", ".join(f"{m} {r:.2%}" for m, r in rates.items())
+        ),
+        stacklevel=2,
+    )
     low = {m: r for m, r in rates.items() if r < PINNED[dtype][m]}
     assert not low, f"agreement below the pinned figures {PINNED[dtype]}: {low}"
 
@@ -122,8 +127,16 @@ def test_scores_are_float32_and_close(pairs, reference, dtype):
     with torch.no_grad(), Recorder(aligner.model, aligner.adapter, self_attention=True) as rec:
         aligner.adapter.forward(aligner.model, Batch(s_ids, s_mask, l_ids, l_mask))
     inp, blk = rec.layer_inputs(0), rec.layer(0)
-    for t in (inp.alpha, inp.x, inp.residual, inp.attn_out, blk.v_weight, blk.out_weight, blk.ln_weight,
-              blk.ff.fc1_weight):
+    for t in (
+        inp.alpha,
+        inp.x,
+        inp.residual,
+        inp.attn_out,
+        blk.v_weight,
+        blk.out_weight,
+        blk.ln_weight,
+        blk.ff.fc1_weight,
+    ):
         assert t.dtype == torch.float32
     enc_inp, enc_blk = rec.self_block("encoder", 0)
     assert enc_inp.x.dtype == torch.float32 and enc_blk.v_weight.dtype == torch.float32
@@ -133,6 +146,7 @@ def test_float32_fairseq_values_are_the_models_own(pairs, reference):
     """fairseq (time-first): the recorder hands the methods the value projections the model computed,
     batch-first and equal to projecting the recorded encoder output again."""
     from align.attribution.norms import values
+
     aligner, _ = reference
     src = [aligner.encode_pair(s, t, i)[0].ids for i, (s, t) in enumerate(zip(*pairs))][:3]
     labels = [aligner.encode_pair(s, t, i)[1].ids for i, (s, t) in enumerate(zip(*pairs))][:3]

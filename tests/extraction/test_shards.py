@@ -9,16 +9,26 @@ import pytest
 from align.cli.merge import main
 from align.extraction.shards import ShardError, merge, merge_when_complete, write_shard
 
-SIG = {"version": "0.1.0", "model": {"sha256": "m1"}, "input": {"sha256": "i1", "lines": 5},
-       "settings": {"level": "word", "decoder": "argmax", "methods": ["norm"]}}
+SIG = {
+    "version": "0.1.0",
+    "model": {"sha256": "m1"},
+    "input": {"sha256": "i1", "lines": 5},
+    "settings": {"level": "word", "decoder": "argmax", "methods": ["norm"]},
+}
 
 
 def _three(tmp_path, sig2=None, total=5):
     # round-robin shards of 5 sentences: 0 gets 0, 3; 1 gets 1, 4; 2 gets 2
     for k in range(3):
         rows = [(i, f"{i}-{i}") for i in range(k, total, 3)]
-        write_shard(str(tmp_path), k, 3, total, {"a.align": rows, "b.align": rows},
-                    sig2 if (sig2 is not None and k == 2) else SIG)
+        write_shard(
+            str(tmp_path),
+            k,
+            3,
+            total,
+            {"a.align": rows, "b.align": rows},
+            sig2 if (sig2 is not None and k == 2) else SIG,
+        )
 
 
 def test_merge_joins_in_input_order(tmp_path, capsys):
@@ -31,9 +41,15 @@ def test_merge_joins_in_input_order(tmp_path, capsys):
     assert man["signature"] == SIG
 
 
-@pytest.mark.parametrize("field,value", [("model", {"sha256": "m2"}), ("input", {"sha256": "i2", "lines": 5}),
-                                         ("settings", {**SIG["settings"], "decoder": "intersect"}),
-                                         ("version", "0.2.0")])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("model", {"sha256": "m2"}),
+        ("input", {"sha256": "i2", "lines": 5}),
+        ("settings", {**SIG["settings"], "decoder": "intersect"}),
+        ("version", "0.2.0"),
+    ],
+)
 def test_shards_of_different_runs_are_refused_naming_the_field(tmp_path, field, value):
     _three(tmp_path, {**SIG, field: value})
     with pytest.raises(ShardError, match=rf"shard-2-of-3: made by another run than .*shard-0-of-3: {field}"):
@@ -74,6 +90,7 @@ def test_gap_duplicate_and_cut_file_are_refused(tmp_path):
 
 def test_a_merge_killed_midway_publishes_nothing(tmp_path, monkeypatch):
     import align.extraction.shards as shards
+
     _three(tmp_path)
     real = shards._merge_file
     calls = []
@@ -83,6 +100,7 @@ def test_a_merge_killed_midway_publishes_nothing(tmp_path, monkeypatch):
         if len(calls) == 2:
             raise KeyboardInterrupt
         return real(*a)
+
     monkeypatch.setattr(shards, "_merge_file", dies_on_the_second)
     with pytest.raises(KeyboardInterrupt):
         merge(str(tmp_path))
@@ -97,14 +115,16 @@ def test_a_merge_killed_midway_publishes_nothing(tmp_path, monkeypatch):
 def test_merge_memory_does_not_hold_the_corpus(tmp_path):
     # streaming: the merge reads line by line (a generator per shard), checked on a 200k-line corpus
     import tracemalloc
+
     total = 200000
     for k in range(2):
         d = tmp_path / f"shard-{k}-of-2"
         d.mkdir()
         with open(d / "a.align", "w") as f:
             f.writelines(f"{i}\t{i % 50}-{i % 40} {i % 7}-{i % 9}\n" for i in range(k, total, 2))
-        (d / "manifest.json").write_text(json.dumps({"shard": k, "shards": 2, "total": total, "files": ["a.align"],
-                                                     "signature": SIG}))
+        (d / "manifest.json").write_text(
+            json.dumps({"shard": k, "shards": 2, "total": total, "files": ["a.align"], "signature": SIG})
+        )
     tracemalloc.start()
     merge(str(tmp_path))
     peak = tracemalloc.get_traced_memory()[1]

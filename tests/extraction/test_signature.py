@@ -29,5 +29,13 @@ def test_differing_names_nested_fields():
 
 
 def test_short_form():
-    assert short({"model": {"revision": "abcdef0123456789", "path": "p"}, "input": {"lines": 3, "sha256": "ff"},
-                  "version": "0.2.0"}) == "model:revision=abcdef012345|input:lines=3,sha256=ff|version:0.2.0"
+    assert (
+        short(
+            {
+                "model": {"revision": "abcdef0123456789", "path": "p"},
+                "input": {"lines": 3, "sha256": "ff"},
+                "version": "0.2.0",
+            }
+        )
+        == "model:revision=abcdef012345|input:lines=3,sha256=ff|version:0.2.0"
+    )

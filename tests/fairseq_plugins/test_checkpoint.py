@@ -28,13 +28,16 @@ ENFR = os.path.join(ROOT, "data", "models", "enfr")
 TIED = ["encoder.embed_tokens.weight", "decoder.embed_tokens.weight", "decoder.output_projection.weight"]
 # models are shipped once, as safetensors; fairseq's .pt is written into the cache on first use
 SHIPPED = sorted(os.path.dirname(p) for p in glob.glob(os.path.join(ROOT, "data", "models", "*", "model.safetensors")))
-needs_enfr = pytest.mark.skipif(not os.path.exists(os.path.join(ENFR, "model.safetensors")),
-                                reason="shipped En-Fr model absent")
+needs_enfr = pytest.mark.skipif(
+    not os.path.exists(os.path.join(ENFR, "model.safetensors")), reason="shipped En-Fr model absent"
+)
 
 
 def enfr_pt() -> str:
     """The shipped En-Fr model as the .pt fairseq reads (ck.fairseq_checkpoint: cached, verified)."""
     return ck.fairseq_checkpoint(ENFR)
+
+
 sys.path.insert(0, os.path.join(ROOT, "data", "scripts"))
 
 
@@ -172,8 +175,14 @@ def test_omegaconf_config_checkpoint_loads_safely(tmp_path):
 def test_importing_the_plugin_sets_no_environment_variable():
     code = "import os, fairseq_plugins; print(os.environ.get('TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD'))"
     env = {k: v for k, v in os.environ.items() if k != "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"}
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**env, "PYTHONPATH": ROOT},
-                       cwd=ROOT, check=True)
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**env, "PYTHONPATH": ROOT},
+        cwd=ROOT,
+        check=True,
+    )
     assert r.stdout.strip() == "None"
 
 
@@ -181,12 +190,15 @@ class Color(enum.Enum):
     RED = 1
 
 
-@pytest.mark.parametrize("value,expected", [
-    ({"a": (1, 2.5), "b": None}, {"a": [1, 2.5], "b": None}),
-    (argparse.Namespace(lr=[0.1], arch="t"), {"__namespace__": {"lr": [0.1], "arch": "t"}}),
-    ({"m": argparse.Namespace(x=Color.RED)}, {"m": {"__namespace__": {"x": "RED"}}}),
-    ({"best": np.float32(0.5), "n": np.int64(3)}, {"best": 0.5, "n": 3}),
-])
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        ({"a": (1, 2.5), "b": None}, {"a": [1, 2.5], "b": None}),
+        (argparse.Namespace(lr=[0.1], arch="t"), {"__namespace__": {"lr": [0.1], "arch": "t"}}),
+        ({"m": argparse.Namespace(x=Color.RED)}, {"m": {"__namespace__": {"x": "RED"}}}),
+        ({"best": np.float32(0.5), "n": np.int64(3)}, {"best": 0.5, "n": 3}),
+    ],
+)
 def test_config_json_form(value, expected):
     assert ck.to_json_config(value) == expected
 
@@ -242,8 +254,9 @@ def test_safetensors_model_gives_identical_outputs(tmp_path):
     pt_model, _, task = ck.load_model_and_task(enfr_pt(), data_dir=ENFR)
     st_model, cfg, _ = ck.load_model_and_task(tmp_path, data_dir=ENFR)
     # fairseq's own entry point, with a .safetensors path, through the installed loader
-    (fs_model,), _, _ = checkpoint_utils.load_model_ensemble_and_task([str(tmp_path / "model.safetensors")],
-                                                                      arg_overrides={"data": ENFR})
+    (fs_model,), _, _ = checkpoint_utils.load_model_ensemble_and_task(
+        [str(tmp_path / "model.safetensors")], arg_overrides={"data": ENFR}
+    )
     d = task.source_dictionary
     src = torch.tensor([[d.index(p) for p in ("▁the", "▁house", "▁.")] + [d.eos()]])
     prev = torch.tensor([[d.eos(), 10, 11, 12]])
@@ -283,8 +296,14 @@ def test_export_writes_a_safely_loadable_model(tmp_path):
     assert export_model.main([enfr_pt(), str(work), str(out), "en", "fr"]) == 0
     state = ck.load_checkpoint(out / "model.pt")
     assert same_state(state["model"], ck.load_safe(out)["model"])
-    assert sorted(os.listdir(out)) == ["dict.en.txt", "dict.fr.txt", "model.pt", "model.safetensors",
-                                       "model_config.json", "spm.model"]
+    assert sorted(os.listdir(out)) == [
+        "dict.en.txt",
+        "dict.fr.txt",
+        "model.pt",
+        "model.safetensors",
+        "model_config.json",
+        "spm.model",
+    ]
 
 
 @needs_enfr
@@ -323,8 +342,11 @@ def test_export_continues_counts_the_previous_updates(tmp_path, capsys):
     before = prev["optimizer_history"][-1]
     run = ck.load_checkpoint(enfr_pt())
     run["optimizer_history"] = [dict(before, optimizer_name="FP16Optimizer", num_updates=7)]
-    run["last_optimizer_state"] = {"state": {}, "loss_scale": 64.0,
-                                   "param_groups": [dict(prev["last_optimizer_state"]["param_groups"][0], params=[0])]}
+    run["last_optimizer_state"] = {
+        "state": {},
+        "loss_scale": 64.0,
+        "param_groups": [dict(prev["last_optimizer_state"]["param_groups"][0], params=[0])],
+    }
     torch.save(run, tmp_path / "checkpoint_last.pt")
     work = _export_workdir(tmp_path)
     out = tmp_path / "out"
@@ -341,8 +363,7 @@ def test_export_continues_counts_the_previous_updates(tmp_path, capsys):
     # a run resumed with its optimizer (already counting the earlier updates) is refused: it would count twice
     run["optimizer_history"] = [dict(before, num_updates=before["num_updates"] + 7)]
     torch.save(run, tmp_path / "resumed.pt")
-    again = [str(tmp_path / "resumed.pt"), str(work), str(tmp_path / "out2"), "en", "fr",
-             "--continues", enfr_pt()]
+    again = [str(tmp_path / "resumed.pt"), str(work), str(tmp_path / "out2"), "en", "fr", "--continues", enfr_pt()]
     assert export_model.main(again) == 1
     assert "resumed" in capsys.readouterr().err and not os.path.exists(tmp_path / "out2")
     del prev["last_optimizer_state"]  # a model exported without its optimizer record cannot be continued from
@@ -391,19 +412,61 @@ def test_fairseq_generate_loads_safely(tmp_path):
         (raw / f"test.{lang}").write_text("".join(" ".join(sp.encode(s, out_type=str)) + "\n" for s in lines))
     env = {k: v for k, v in os.environ.items() if k != "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"}
     env.update(OMP_NUM_THREADS="1", PYTHONPATH=ROOT)
-    subprocess.run([sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", "en", "--target-lang", "fr",
-                    "--testpref", str(raw / "test"), "--destdir", str(tmp_path / "bin"), "--workers", "1",
-                    "--srcdict", os.path.join(ENFR, "dict.en.txt"), "--tgtdict", os.path.join(ENFR, "dict.fr.txt")],
-                   check=True, capture_output=True, env=env)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fairseq_cli.preprocess",
+            "--source-lang",
+            "en",
+            "--target-lang",
+            "fr",
+            "--testpref",
+            str(raw / "test"),
+            "--destdir",
+            str(tmp_path / "bin"),
+            "--workers",
+            "1",
+            "--srcdict",
+            os.path.join(ENFR, "dict.en.txt"),
+            "--tgtdict",
+            os.path.join(ENFR, "dict.fr.txt"),
+        ],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
     ck.save_safe(enfr_pt(), tmp_path / "safe")
     crafted_path, marker = crafted(tmp_path, OpensFile, with_model=True)
 
     def generate(path: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "fairseq_cli.generate", str(tmp_path / "bin"), "--path", path,
-                               "--user-dir", os.path.join(ROOT, "fairseq_plugins"), "--source-lang", "en",
-                               "--target-lang", "fr", "--gen-subset", "test", "--score-reference",
-                               "--print-alignment", "--batch-size", "8", "--required-batch-size-multiple", "1"],
-                              capture_output=True, text=True, env=env)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "fairseq_cli.generate",
+                str(tmp_path / "bin"),
+                "--path",
+                path,
+                "--user-dir",
+                os.path.join(ROOT, "fairseq_plugins"),
+                "--source-lang",
+                "en",
+                "--target-lang",
+                "fr",
+                "--gen-subset",
+                "test",
+                "--score-reference",
+                "--print-alignment",
+                "--batch-size",
+                "8",
+                "--required-batch-size-multiple",
+                "1",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
 
     runs = {p: generate(p) for p in (enfr_pt(), str(tmp_path / "safe"), crafted_path)}
     pt, safe, bad = runs.values()
@@ -422,6 +485,7 @@ def test_save_safe_folder_loads_on_its_own_with_its_preprocessing(tmp_path):
     pytest.importorskip("fairseq")
     from align.cli.extract import main
     from fairseq_plugins.checkpoint import read_preprocessing, save_safe
+
     fold = tmp_path / "trained"
     fold.mkdir()
     for f in ("dict.en.txt", "dict.fr.txt", "spm.model", "model_config.json"):
@@ -429,7 +493,8 @@ def test_save_safe_folder_loads_on_its_own_with_its_preprocessing(tmp_path):
     shutil.copy(enfr_pt(), fold / "model.pt")
     save_safe(str(fold / "model.pt"), str(tmp_path / "safe"))
     assert {"dict.en.txt", "dict.fr.txt", "spm.model", "model.safetensors", "model_config.json"} <= set(
-        os.listdir(tmp_path / "safe"))
+        os.listdir(tmp_path / "safe")
+    )
     assert read_preprocessing(str(tmp_path / "safe"))["lowercase"] is True
     pairs = tmp_path / "p.txt"
     pairs.write_text("The House . ||| La Maison .\n", encoding="utf-8")

@@ -19,14 +19,29 @@ pytestmark = pytest.mark.fairseq
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     import tiny_model
+
     return tiny_model.build(str(tmp_path_factory.mktemp("tiny")))
 
 
 def generate(tiny, *extra, plugin=True, check=True):
     # --user-dir always, for the plugin's safe checkpoint loader; plugin=False keeps fairseq's own task
-    cmd = [sys.executable, "-m", "fairseq_cli.generate", tiny["data"], "--path", tiny["ckpt"],
-           "--source-lang", "src", "--target-lang", "tgt", "--gen-subset", "test", "--print-alignment",
-           "--user-dir", os.path.join(ROOT, "fairseq_plugins")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "fairseq_cli.generate",
+        tiny["data"],
+        "--path",
+        tiny["ckpt"],
+        "--source-lang",
+        "src",
+        "--target-lang",
+        "tgt",
+        "--gen-subset",
+        "test",
+        "--print-alignment",
+        "--user-dir",
+        os.path.join(ROOT, "fairseq_plugins"),
+    ]
     if plugin:
         cmd += ["--task", "translation_norm_align"]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": ROOT}
@@ -48,8 +63,18 @@ def a_lines(out: str) -> dict[int, set]:
 def test_every_sentence_and_known_alignment(tiny, tmp_path):
     # 50 test sentences: not a multiple of 8; the multiple is asked for explicitly too.
     dump = tmp_path / "dump"
-    r = generate(tiny, "--score-reference", "--alignment-method", "norm", "--alignment-dump", str(dump),
-                 "--batch-size", "16", "--required-batch-size-multiple", "8")
+    r = generate(
+        tiny,
+        "--score-reference",
+        "--alignment-method",
+        "norm",
+        "--alignment-dump",
+        str(dump),
+        "--batch-size",
+        "16",
+        "--required-batch-size-multiple",
+        "8",
+    )
     assert len(a_lines(r.stdout)) == tiny["n_test"] == 50
     gold = read_alignments(tiny["gold"])
     aer = {}
@@ -80,8 +105,11 @@ def test_every_sentence_and_known_alignment(tiny, tmp_path):
 def test_attn_equals_fairseqs_own_alignment(tiny):
     for mode in (["--score-reference"], ["--beam", "4"]):
         own = a_lines(generate(tiny, *mode, "--batch-size", "16", plugin=False).stdout)
-        ours = a_lines(generate(tiny, *mode, "--batch-size", "16", "--alignment-method", "attn",
-                                "--alignment-level", "subword").stdout)
+        ours = a_lines(
+            generate(
+                tiny, *mode, "--batch-size", "16", "--alignment-method", "attn", "--alignment-level", "subword"
+            ).stdout
+        )
         assert len(own) >= 40  # fairseq itself loses len % 8 sentences here
         assert all(own[k] == ours[k] for k in own)
         assert len(ours) == 50
@@ -91,20 +119,36 @@ def test_batch_size_and_padding_side_never_change_an_alignment(tiny, tmp_path):
     outs = []
     # fairseq turns a bool field that defaults to True into a store_false flag: --left-pad-source
     # alone switches sources to right padding.
-    for name, flags in (("bs1", ["--batch-size", "1"]), ("bs64", ["--batch-size", "64"]),
-                        ("right", ["--batch-size", "64", "--left-pad-source"])):
+    for name, flags in (
+        ("bs1", ["--batch-size", "1"]),
+        ("bs64", ["--batch-size", "64"]),
+        ("right", ["--batch-size", "64", "--left-pad-source"]),
+    ):
         d = tmp_path / name
-        generate(tiny, "--score-reference", *flags, "--alignment-dump", str(d),
-                 "--alignment-dump-methods", "norm,attn-res-ln,norm-head")
+        generate(
+            tiny,
+            "--score-reference",
+            *flags,
+            "--alignment-dump",
+            str(d),
+            "--alignment-dump-methods",
+            "norm,attn-res-ln,norm-head",
+        )
         outs.append({n: (d / n).read_text() for n in os.listdir(d) if n.endswith(".align")})
     assert outs[0] == outs[1] == outs[2] and len(outs[0]) == 2 * 2 * 2 + 2 * 2 * 4
 
 
 def test_awi_reads_the_next_decoder_step(tiny):
-    awo = a_lines(generate(tiny, "--score-reference", "--alignment-level", "subword", "--alignment-shift", "awo",
-                           "--batch-size", "50").stdout)
-    awi = a_lines(generate(tiny, "--score-reference", "--alignment-level", "subword", "--alignment-shift", "awi",
-                           "--batch-size", "50").stdout)
+    awo = a_lines(
+        generate(
+            tiny, "--score-reference", "--alignment-level", "subword", "--alignment-shift", "awo", "--batch-size", "50"
+        ).stdout
+    )
+    awi = a_lines(
+        generate(
+            tiny, "--score-reference", "--alignment-level", "subword", "--alignment-shift", "awi", "--batch-size", "50"
+        ).stdout
+    )
     for k in awo:
         fo = {int(x.split("-")[1]): x.split("-")[0] for x in awo[k]}
         fi = {int(x.split("-")[1]): x.split("-")[0] for x in awi[k]}
@@ -113,14 +157,17 @@ def test_awi_reads_the_next_decoder_step(tiny):
         assert all(fi[t] == fo[t + 1] for t in range(n - 1))
 
 
-@pytest.mark.parametrize("flags,msg", [
-    (["--alignment-method", "grad"], "valid: attn"),
-    (["--alignment-layer", "7"], "layers 0..1"),
-    (["--alignment-shift", "both"], "valid: awo, awi"),
-    (["--alignment-heads", "9", "--alignment-method", "norm-head"], "heads 0..3"),
-    (["--alignment-specials", "keep"], "valid: drop, null"),
-    (["--alignment-level", "char"], "valid: word, subword, word-any"),
-])
+@pytest.mark.parametrize(
+    "flags,msg",
+    [
+        (["--alignment-method", "grad"], "valid: attn"),
+        (["--alignment-layer", "7"], "layers 0..1"),
+        (["--alignment-shift", "both"], "valid: awo, awi"),
+        (["--alignment-heads", "9", "--alignment-method", "norm-head"], "heads 0..3"),
+        (["--alignment-specials", "keep"], "valid: drop, null"),
+        (["--alignment-level", "char"], "valid: word, subword, word-any"),
+    ],
+)
 def test_bad_flags(tiny, flags, msg):
     r = generate(tiny, "--score-reference", *flags, check=False)
     assert r.returncode != 0 and msg in r.stderr
@@ -130,8 +177,16 @@ def test_python_api_matches_the_plugin(tiny, tmp_path):
     from fairseq_plugins.hub import NormAligner
 
     d = tmp_path / "dump"
-    generate(tiny, "--score-reference", "--alignment-dump", str(d), "--alignment-dump-methods", "norm",
-             "--alignment-dump-shifts", "awo,awi")
+    generate(
+        tiny,
+        "--score-reference",
+        "--alignment-dump",
+        str(d),
+        "--alignment-dump-methods",
+        "norm",
+        "--alignment-dump-shifts",
+        "awo,awi",
+    )
     aligner = NormAligner.from_checkpoint(tiny["ckpt"], data_dir=tiny["data"], source_lang="src", target_lang="tgt")
     raw = os.path.join(tiny["root"], "raw")
     src = open(os.path.join(raw, "test.src")).read().splitlines()
@@ -155,6 +210,7 @@ def test_detect_scheme():
         for sym in symbols:
             d.add_symbol(sym)
         return d
+
     assert detect_scheme(make(["\u2581the", "\u2581ho", "use"])) == "sentencepiece"
     assert detect_scheme(make(["the", "ho@@", "use", "wa@@"])) == "subword-nmt"
     assert detect_scheme(make(["the", "house"] * 1 + [f"w{i}" for i in range(40)])) == "none"
@@ -172,12 +228,22 @@ def test_sharded_dump_merges_to_the_unsharded_one(tiny, tmp_path):
     generate(tiny, *flags, "--alignment-dump", str(whole))
     sharded = tmp_path / "sharded"
     for k in range(3):
-        r = generate(tiny, *flags, "--alignment-dump", str(sharded), "--distributed-world-size", "3",
-                     "--distributed-rank", str(k))
+        r = generate(
+            tiny,
+            *flags,
+            "--alignment-dump",
+            str(sharded),
+            "--distributed-world-size",
+            "3",
+            "--distributed-rank",
+            str(k),
+        )
         assert len(a_lines(r.stdout)) < 50  # each rank aligns only its part
         assert (sharded / f"shard-{k}-of-3" / "manifest.json").exists()
     assert _dump(sharded) == {}  # nothing at the top level before the merge
-    r = subprocess.run([sys.executable, "-m", "align.cli.merge", str(sharded)], capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, "-m", "align.cli.merge", str(sharded)], capture_output=True, text=True, cwd=ROOT
+    )
     assert r.returncode == 0, r.stderr
     assert _dump(sharded / "merged") == _dump(whole) and len(_dump(whole)) == 2 * 2 * (1 + 4)
     # a missing shard fails and writes nothing
@@ -190,13 +256,16 @@ def test_sharded_dump_merges_to_the_unsharded_one(tiny, tmp_path):
     assert not (broken / "merged").exists()
 
 
-@pytest.mark.parametrize("flags,msg", [
-    (["--alignment-subwords", "bogus"], "--alignment-subwords 'bogus' is unknown"),
-    (["--alignment-heads", "0,x", "--alignment-method", "norm-head"], "--alignment-heads '0,x': expected"),
-    (["--alignment-heads", "0,2", "--alignment-method", "norm"], "--alignment-heads applies to per-head methods"),
-    (["--alignment-threshold", "0.2"], "--alignment-threshold applies to the decoders"),
-    (["--alignment-dump-methods", "norm,bogus"], "--alignment-dump-methods 'bogus'"),
-])
+@pytest.mark.parametrize(
+    "flags,msg",
+    [
+        (["--alignment-subwords", "bogus"], "--alignment-subwords 'bogus' is unknown"),
+        (["--alignment-heads", "0,x", "--alignment-method", "norm-head"], "--alignment-heads '0,x': expected"),
+        (["--alignment-heads", "0,2", "--alignment-method", "norm"], "--alignment-heads applies to per-head methods"),
+        (["--alignment-threshold", "0.2"], "--alignment-threshold applies to the decoders"),
+        (["--alignment-dump-methods", "norm,bogus"], "--alignment-dump-methods 'bogus'"),
+    ],
+)
 def test_flags_checked_before_any_work(tiny, flags, msg):
     # today's failures came mid-run ("sentence 17") or as a bare int() error, or not at all
     r = generate(tiny, "--score-reference", *flags, check=False)
@@ -205,10 +274,25 @@ def test_flags_checked_before_any_work(tiny, flags, msg):
 
 
 def test_heads_apply_to_per_head_methods(tiny):
-    base = a_lines(generate(tiny, "--score-reference", "--alignment-method", "norm-head", "--alignment-layer", "0",
-                            "--batch-size", "50").stdout)
-    two = a_lines(generate(tiny, "--score-reference", "--alignment-method", "norm-head", "--alignment-layer", "0",
-                           "--alignment-heads", "0,2", "--batch-size", "50").stdout)
+    base = a_lines(
+        generate(
+            tiny, "--score-reference", "--alignment-method", "norm-head", "--alignment-layer", "0", "--batch-size", "50"
+        ).stdout
+    )
+    two = a_lines(
+        generate(
+            tiny,
+            "--score-reference",
+            "--alignment-method",
+            "norm-head",
+            "--alignment-layer",
+            "0",
+            "--alignment-heads",
+            "0,2",
+            "--batch-size",
+            "50",
+        ).stdout
+    )
     assert base != two  # the chosen heads change the averaged scores
 
 
@@ -217,14 +301,27 @@ def test_threshold_decoder_works_for_norms(tiny):
     gold = read_alignments(tiny["gold"])
     n_gold = sum(len(gold.links(k)) for k in range(50))
     for thr, most in (("0.1", 2.5), ("0.4", 1.2)):
-        lines = a_lines(generate(tiny, "--score-reference", "--alignment-method", "norm", "--alignment-decoder",
-                                 "threshold", "--alignment-threshold", thr, "--batch-size", "50").stdout)
+        lines = a_lines(
+            generate(
+                tiny,
+                "--score-reference",
+                "--alignment-method",
+                "norm",
+                "--alignment-decoder",
+                "threshold",
+                "--alignment-threshold",
+                thr,
+                "--batch-size",
+                "50",
+            ).stdout
+        )
         n = sum(len(v) for v in lines.values())
         assert 0 < n <= most * n_gold, (thr, n, n_gold)
 
 
 def test_every_alignment_flag_is_documented():
     from fairseq_plugins.tasks import NormAlignConfig
+
     readme = open(os.path.join(ROOT, "docs", "guides", "fairseq-plugin.md"), encoding="utf-8").read()
     for name in NormAlignConfig.__dataclass_fields__:
         if name.startswith("alignment_"):
@@ -240,10 +337,29 @@ def _binarize_with_unknown_piece(tiny, tmp_path):
     (raw / "test.tgt").write_text("\u2581B q \u2581Z \u2581A\n\u2581D \u2581C\n")
     data = tmp_path / "bin"
     d = os.path.join(tiny["data"], "dict.src.txt")
-    subprocess.run([sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", "src", "--target-lang", "tgt",
-                    "--testpref", str(raw / "test"), "--destdir", str(data), "--srcdict", d,
-                    "--tgtdict", os.path.join(tiny["data"], "dict.tgt.txt"), "--workers", "1"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fairseq_cli.preprocess",
+            "--source-lang",
+            "src",
+            "--target-lang",
+            "tgt",
+            "--testpref",
+            str(raw / "test"),
+            "--destdir",
+            str(data),
+            "--srcdict",
+            d,
+            "--tgtdict",
+            os.path.join(tiny["data"], "dict.tgt.txt"),
+            "--workers",
+            "1",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return str(data), str(raw / "test")
 
 
@@ -259,16 +375,20 @@ def test_unknown_piece_never_shifts_a_word(tiny, tmp_path):
     assert sorted(t for _, t in links) == [0, 1, 2] and all(0 <= s < 3 for s, _ in links)
     # the Python API knows the real pieces without help and gives the same links
     from fairseq_plugins.hub import NormAligner
+
     aligner = NormAligner.from_checkpoint(tiny["ckpt"], data_dir=tiny["data"], source_lang="src", target_lang="tgt")
-    api = aligner.align(["\u2581a \u2581zz x \u2581b"], ["\u2581B q \u2581Z \u2581A"], methods=["norm"], layers=[1],
-                        shifts=["awo"])
+    api = aligner.align(
+        ["\u2581a \u2581zz x \u2581b"], ["\u2581B q \u2581Z \u2581A"], methods=["norm"], layers=[1], shifts=["awo"]
+    )
     assert {f"{s}-{t}" for s, t in api[("norm", 1, "awo")][0]} == lines[0]
 
 
 def _root_logging_after(setup: str) -> list:
-    code = (setup + "; import logging, fairseq_plugins; r = logging.getLogger(); "
-            "logging.getLogger('matplotlib.font_manager').debug('font search'); "
-            "print(r.level, [type(h).__name__ for h in r.handlers])")
+    code = (
+        setup + "; import logging, fairseq_plugins; r = logging.getLogger(); "
+        "logging.getLogger('matplotlib.font_manager').debug('font search'); "
+        "print(r.level, [type(h).__name__ for h in r.handlers])"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     return [r.stdout.strip(), r.stderr]
@@ -303,8 +423,15 @@ def test_errors_are_one_line_with_exit_status(tiny, tmp_path):
     r = generate(tiny, "--score-reference", "--alignment-dump", str(used), "--alignment-dump-overwrite", check=False)
     assert r.returncode == 2 and "which no manifest.json" in r.stderr and os.listdir(used) == ["old.align"]
     (used / "manifest.json").write_text('{"files": ["old.align"]}\n')  # a dump this tool wrote: replaced
-    r = generate(tiny, "--score-reference", "--alignment-dump", str(used), "--alignment-dump-overwrite",
-                 "--alignment-dump-methods", "norm")
+    r = generate(
+        tiny,
+        "--score-reference",
+        "--alignment-dump",
+        str(used),
+        "--alignment-dump-overwrite",
+        "--alignment-dump-methods",
+        "norm",
+    )
     assert "old.align" not in os.listdir(used) and "manifest.json" in os.listdir(used)
     # a dump path that cannot be a folder
     f = tmp_path / "file"
@@ -313,11 +440,28 @@ def test_errors_are_one_line_with_exit_status(tiny, tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr
     # a checkpoint our loader refuses: exit 1, one line
     import torch
+
     bad = tmp_path / "bad.pt"
     torch.save({"model": {}, "x": torch.nn.Linear(1, 1)}, str(bad))
-    cmd = [sys.executable, "-m", "fairseq_cli.generate", tiny["data"], "--path", str(bad), "--source-lang", "src",
-           "--target-lang", "tgt", "--gen-subset", "test", "--user-dir", os.path.join(ROOT, "fairseq_plugins"),
-           "--task", "translation_norm_align", "--score-reference"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "fairseq_cli.generate",
+        tiny["data"],
+        "--path",
+        str(bad),
+        "--source-lang",
+        "src",
+        "--target-lang",
+        "tgt",
+        "--gen-subset",
+        "test",
+        "--user-dir",
+        os.path.join(ROOT, "fairseq_plugins"),
+        "--task",
+        "translation_norm_align",
+        "--score-reference",
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT}, cwd=ROOT)
     assert r.returncode == 1 and "Traceback" not in r.stderr and "refused" in r.stderr, r.stderr[-2000:]
 
@@ -349,6 +493,7 @@ def test_alignment_shard_auto_under_a_launcher(tiny, tmp_path):
 def test_alignment_text_with_a_bare_cr_is_refused(tmp_path):
     from align.links.inputs import InputError
     from fairseq_plugins.tasks import read_segmented_text
+
     p = tmp_path / "test.src"
     p.write_bytes(b"\xe2\x96\x81a b\n\xe2\x96\x81c\rd\n")
     with pytest.raises(InputError, match=r"test.src:2: a carriage return \(\\r\) inside the line"):

@@ -24,15 +24,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 ENFR = os.path.join(ROOT, "data", "models", "enfr")
 HANSARDS = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.src-tgt")
 
-PAIRS = [("the house is small .", "la maison est petite ."),
-         ("we have seen the big red car in the old street near the river .",
-          "nous avons vu la grande voiture rouge dans la vieille rue pres de la riviere ."),
-         ("yes .", "oui ."),
-         ("the children play , the dog sleeps .", "les enfants jouent , le chien dort ."),
-         ("a cat", "un chat")]
+PAIRS = [
+    ("the house is small .", "la maison est petite ."),
+    (
+        "we have seen the big red car in the old street near the river .",
+        "nous avons vu la grande voiture rouge dans la vieille rue pres de la riviere .",
+    ),
+    ("yes .", "oui ."),
+    ("the children play , the dog sleeps .", "les enfants jouent , le chien dort ."),
+    ("a cat", "un chat"),
+]
 ALL = list(METHODS)
-
-
 
 
 # ----------------------------------------------------------------------------------------------
@@ -53,8 +55,9 @@ def _nllb_tokenizer():
 def _mbart_tokenizer():
     """A fast mBART (unigram) tokenizer over characters, with and without the word marker."""
     pieces = ["\u2581"] + _CHARS + ["\u2581" + c for c in _CHARS]
-    vocab = [("<s>", 0.0), ("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0)] + [(p, -1.0 - 0.01 * i)
-                                                                              for i, p in enumerate(pieces)]
+    vocab = [("<s>", 0.0), ("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0)] + [
+        (p, -1.0 - 0.01 * i) for i, p in enumerate(pieces)
+    ]
     return transformers.MBartTokenizer(vocab=vocab, src_lang="en_XX", tgt_lang="fr_XX")
 
 
@@ -62,10 +65,25 @@ from hf_tiny import marian_tokenizer, randomize as _randomize  # noqa: E402
 
 
 def _config(cls, tok, act, **kw):
-    return cls(vocab_size=len(tok), d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
-               decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, activation_function=act,
-               dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, max_position_embeddings=128,
-               pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, bos_token_id=0, **kw)
+    return cls(
+        vocab_size=len(tok),
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        activation_function=act,
+        dropout=0.0,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
+        max_position_embeddings=128,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        bos_token_id=0,
+        **kw,
+    )
 
 
 def _build(name, tmp):
@@ -73,8 +91,13 @@ def _build(name, tmp):
     torch.manual_seed(0)
     if name == "marian":
         tok = marian_tokenizer(tmp)
-        cfg = _config(transformers.MarianConfig, tok, "swish", decoder_vocab_size=len(tok),
-                      decoder_start_token_id=tok.pad_token_id)
+        cfg = _config(
+            transformers.MarianConfig,
+            tok,
+            "swish",
+            decoder_vocab_size=len(tok),
+            decoder_start_token_id=tok.pad_token_id,
+        )
         model, langs = transformers.MarianMTModel(cfg), (None, None)
     elif name == "m2m100":
         tok = _nllb_tokenizer()
@@ -106,6 +129,7 @@ def aligners(built):
 # (a) the decompositions add up to the real outputs
 # ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", MODELS)
 def test_decomposition_adds_up_to_real_outputs(aligners, name):
     aligner = aligners[name]
@@ -117,13 +141,16 @@ def test_decomposition_adds_up_to_real_outputs(aligners, name):
     block_out, layer_out, hooks = {}, {}, []
     for k, la in enumerate(model.model.decoder.layers):
         if adapter.pre_ln:  # the block output y + attn is what the FF block's LayerNorm reads
-            hooks.append(la.final_layer_norm.register_forward_pre_hook(
-                lambda m, a, k=k: block_out.__setitem__(k, a[0])))
+            hooks.append(
+                la.final_layer_norm.register_forward_pre_hook(lambda m, a, k=k: block_out.__setitem__(k, a[0]))
+            )
         else:  # post-LN: the block output is the LayerNorm's output
-            hooks.append(la.encoder_attn_layer_norm.register_forward_hook(
-                lambda m, a, o, k=k: block_out.__setitem__(k, o)))
-        hooks.append(la.register_forward_hook(
-            lambda m, a, o, k=k: layer_out.__setitem__(k, o[0] if isinstance(o, tuple) else o)))
+            hooks.append(
+                la.encoder_attn_layer_norm.register_forward_hook(lambda m, a, o, k=k: block_out.__setitem__(k, o))
+            )
+        hooks.append(
+            la.register_forward_hook(lambda m, a, o, k=k: layer_out.__setitem__(k, o[0] if isinstance(o, tuple) else o))
+        )
     try:
         with torch.no_grad(), Recorder(model, adapter) as rec:
             adapter.forward(model, Batch(src, src_mask, lab, tgt_mask))
@@ -166,6 +193,7 @@ def test_low_precision_values_are_recomputed(built):
 # (b) batch size and padding never change a link; (c) specials never linked
 # ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", MODELS)
 def test_links_independent_of_batch_size_and_padding(aligners, name):
     aligner = aligners[name]
@@ -178,8 +206,9 @@ def test_links_independent_of_batch_size_and_padding(aligners, name):
         assert one[key] == four[key], key
     # the longest and the shortest pair in one padded batch
     pair = [1, 4]
-    two = aligner.align([src[i] for i in pair], [tgt[i] for i in pair], methods=ALL, shifts=["awo", "awi"],
-                        batch_size=2)
+    two = aligner.align(
+        [src[i] for i in pair], [tgt[i] for i in pair], methods=ALL, shifts=["awo", "awi"], batch_size=2
+    )
     for key in one:
         assert two[key] == [one[key][i] for i in pair], key
     # the scores themselves, not only their argmax
@@ -222,15 +251,22 @@ def test_decoder_inputs_follow_the_model(aligners, name):
     the start token (Marian: pad, M2M100: EOS), or mBART's language code wrapped to the front."""
     from transformers.models.marian.modeling_marian import shift_tokens_right
     from transformers.models.mbart.modeling_mbart import shift_tokens_right as mbart_shift
+
     aligner = aligners[name]
     labels, mask = collate([aligner.encode_pair(s, t, i)[1].ids for i, (s, t) in enumerate(PAIRS[:3])], aligner.pad)
     got = aligner.adapter.decoder_inputs(aligner.model, labels)
     cfg = aligner.model.config
-    want = mbart_shift(labels, cfg.pad_token_id) if name == "mbart" else \
-        shift_tokens_right(labels, cfg.pad_token_id, cfg.decoder_start_token_id)
+    want = (
+        mbart_shift(labels, cfg.pad_token_id)
+        if name == "mbart"
+        else shift_tokens_right(labels, cfg.pad_token_id, cfg.decoder_start_token_id)
+    )
     assert torch.equal(got[mask], want[mask])
-    first = {"marian": aligner.tokenizer.pad_token_id, "m2m100": aligner.tokenizer.eos_token_id,
-             "mbart": aligner.tokenizer.convert_tokens_to_ids("fr_XX")}[name]
+    first = {
+        "marian": aligner.tokenizer.pad_token_id,
+        "m2m100": aligner.tokenizer.eos_token_id,
+        "mbart": aligner.tokenizer.convert_tokens_to_ids("fr_XX"),
+    }[name]
     assert (got[:, 0] == first).all()
 
 
@@ -238,12 +274,16 @@ def test_decoder_inputs_follow_the_model(aligners, name):
 # (d) tokenizations that do not match the words
 # ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", MODELS)
 def test_empty_word_fails_naming_the_sentence(aligners, name):
     aligner = aligners[name]
     good = PAIRS[0]
-    with pytest.raises(WordMapError, match=r"sentence 2: source: .* make 2 words but the text has 3 "
-                                           r"\(no token for word 2 ''\)"):
+    with pytest.raises(
+        WordMapError,
+        match=r"sentence 2: source: .* make 2 words but the text has 3 "
+        r"\(no token for word 2 ''\)",
+    ):
         aligner.align([good[0], ["the", "", "house"]], [good[1], "la maison"], methods=["attn"])
     with pytest.raises(WordMapError, match=r"sentence 3: target: .*no token for word 1 ''\)"):
         aligner.align([good[0]] * 3, [good[1], good[1], ["", "la", "maison"]], methods=["attn"])
@@ -252,13 +292,16 @@ def test_empty_word_fails_naming_the_sentence(aligners, name):
 def test_dropped_word_fails_naming_the_sentence(aligners):
     # SentencePiece's normalizer removes a zero-width space: the word has no token at all
     aligner = aligners["marian"]
-    with pytest.raises(WordMapError, match=r"sentence 2: source: .*no token for word 2 '\\u200b'\)\n  tokens: .*\n  words:"):
+    with pytest.raises(
+        WordMapError, match=r"sentence 2: source: .*no token for word 2 '\\u200b'\)\n  tokens: .*\n  words:"
+    ):
         aligner.align(["the house", "the \u200b house"], ["la maison", "la maison"], methods=["attn"])
 
 
 # ----------------------------------------------------------------------------------------------
 # (e) sdpa is switched to eager; (f) unsupported models are refused
 # ----------------------------------------------------------------------------------------------
+
 
 def test_sdpa_switched_to_eager(tmp_path):
     model, tok, sl, tl = _build("m2m100", str(tmp_path))
@@ -278,16 +321,30 @@ def test_model_that_cannot_switch_to_eager_is_refused():
 
     class Model:
         config = Config()
+
     with pytest.raises(UnsupportedModelError, match="flash_attention_2"):
         prepare_hf_model(Model())
 
 
 def test_t5_is_refused():
-    cfg = transformers.T5Config(vocab_size=64, d_model=16, d_kv=4, d_ff=32, num_layers=2, num_decoder_layers=2,
-                                num_heads=4, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+    cfg = transformers.T5Config(
+        vocab_size=64,
+        d_model=16,
+        d_kv=4,
+        d_ff=32,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=4,
+        decoder_start_token_id=0,
+        pad_token_id=0,
+        eos_token_id=1,
+    )
     model = transformers.T5ForConditionalGeneration(cfg).eval()
-    with pytest.raises(UnsupportedModelError, match=r"'t5' is not supported .*supported: marian, bart, fsmt, "
-                                                    r"m2m_100, mbart, pegasus"):
+    with pytest.raises(
+        UnsupportedModelError,
+        match=r"'t5' is not supported .*supported: marian, bart, fsmt, "
+        r"m2m_100, mbart, pegasus",
+    ):
         HFAligner(model, _nllb_tokenizer())
 
 
@@ -295,11 +352,13 @@ def test_t5_is_refused():
 # (g) the shipped fairseq model converted to FSMT aligns exactly as fairseq does
 # ----------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def converted(tmp_path_factory):
     pytest.importorskip("fairseq")
     from fairseq_plugins.hub import NormAligner
     from hf_plugins.convert import fairseq_to_hf
+
     out = fairseq_to_hf(ENFR, str(tmp_path_factory.mktemp("enfr_hf")), "en", "fr")
     return HFAligner.from_pretrained(out), NormAligner.from_checkpoint(ENFR)
 
@@ -339,8 +398,9 @@ def test_converted_model_gives_fairseq_logits(converted):
     prev = torch.cat([torch.full((len(encs), 1), eos), lab[:, :-1]], 1).masked_fill(~tgt_mask, fs.pad)
     with torch.no_grad():
         want = fs.model(src_ids, src_mask.sum(1), prev)[0]
-        got = hf.model(input_ids=src_ids, attention_mask=src_mask.long(), decoder_input_ids=prev,
-                       use_cache=False).logits
+        got = hf.model(
+            input_ids=src_ids, attention_mask=src_mask.long(), decoder_input_ids=prev, use_cache=False
+        ).logits
     assert got.shape == want.shape
     # README: within 2e-5 (largest difference measured on 40 Hansards sentences: 5.2e-6)
     torch.testing.assert_close(got[tgt_mask], want[tgt_mask], rtol=0, atol=2e-5)

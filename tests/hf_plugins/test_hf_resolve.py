@@ -22,12 +22,23 @@ PAIRS = ["the house is small . ||| la maison est petite .", "a cat ||| un chat"]
 
 def _marian(folder):
     from hf_tiny import marian_tokenizer, randomize
+
     tok = marian_tokenizer(folder)
-    cfg = transformers.MarianConfig(vocab_size=len(tok), decoder_vocab_size=len(tok), d_model=32, encoder_layers=1,
-                                    decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
-                                    encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
-                                    pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
-                                    decoder_start_token_id=tok.pad_token_id)
+    cfg = transformers.MarianConfig(
+        vocab_size=len(tok),
+        decoder_vocab_size=len(tok),
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=64,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        decoder_start_token_id=tok.pad_token_id,
+    )
     torch.manual_seed(0)
     model = transformers.MarianMTModel(cfg).eval()
     randomize(model, 11)
@@ -39,11 +50,21 @@ def _m2m100(folder):
 
     import sentencepiece as spm
     from hf_tiny import randomize
+
     buf = io.BytesIO()
     text = ["the house is small .", "la maison est petite .", "a cat un chat"] * 20
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(text), model_writer=buf, vocab_size=40, model_type="unigram",
-                                   character_coverage=1.0, bos_id=-1, eos_id=-1, unk_id=0, hard_vocab_limit=False,
-                                   minloglevel=2)
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(text),
+        model_writer=buf,
+        vocab_size=40,
+        model_type="unigram",
+        character_coverage=1.0,
+        bos_id=-1,
+        eos_id=-1,
+        unk_id=0,
+        hard_vocab_limit=False,
+        minloglevel=2,
+    )
     sp_path = os.path.join(folder, "in.model")
     open(sp_path, "wb").write(buf.getvalue())
     sp = spm.SentencePieceProcessor(model_file=sp_path)
@@ -56,11 +77,22 @@ def _m2m100(folder):
     os.remove(vpath)
     os.remove(sp_path)
     from hf_plugins.hub import special_ids
-    cfg = transformers.M2M100Config(vocab_size=max(special_ids(tok) | set(tok.get_vocab().values())) + 1, d_model=32,
-                                    encoder_layers=1, decoder_layers=2, encoder_attention_heads=4,
-                                    decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
-                                    max_position_embeddings=64, pad_token_id=1, eos_token_id=2, bos_token_id=0,
-                                    decoder_start_token_id=2)
+
+    cfg = transformers.M2M100Config(
+        vocab_size=max(special_ids(tok) | set(tok.get_vocab().values())) + 1,
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=64,
+        pad_token_id=1,
+        eos_token_id=2,
+        bos_token_id=0,
+        decoder_start_token_id=2,
+    )
     torch.manual_seed(0)
     model = transformers.M2M100ForConditionalGeneration(cfg).eval()
     randomize(model, 12)
@@ -93,6 +125,7 @@ def offline(hub, monkeypatch):
 
 def _run(*args):
     from align.cli.extract import main
+
     return main(list(args))
 
 
@@ -151,22 +184,33 @@ def test_unsupported_type_and_remote_code_are_refused_without_running_it(tmp_pat
     # the folder's Python; we never ask and never run it, even with 'y' on stdin
     folder = tmp_path / "remote"
     folder.mkdir()
-    (folder / "config.json").write_text(json.dumps({"model_type": "evil", "auto_map": {
-        "AutoConfig": "configuration_evil.EvilConfig", "AutoModelForSeq2SeqLM": "modeling_evil.EvilModel"}}))
+    (folder / "config.json").write_text(
+        json.dumps(
+            {
+                "model_type": "evil",
+                "auto_map": {
+                    "AutoConfig": "configuration_evil.EvilConfig",
+                    "AutoModelForSeq2SeqLM": "modeling_evil.EvilModel",
+                },
+            }
+        )
+    )
     marker = tmp_path / "ran"
     (folder / "configuration_evil.py").write_text(f"open({str(marker)!r}, 'w').write('code ran')\n")
     pairs = tmp_path / "pairs.txt"
     pairs.write_text("y\ny\n", encoding="utf-8")
     import io
     import sys
+
     monkeypatch.setattr(sys, "stdin", io.StringIO("y\ny\ny\n"))
     assert _run("--model", str(folder), "--input", str(pairs)) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err and "never a model's own code" in err
     assert not marker.exists()
     t5 = tmp_path / "t5"
-    transformers.T5ForConditionalGeneration(transformers.T5Config(
-        vocab_size=32, d_model=8, d_kv=4, d_ff=16, num_layers=1, num_heads=2)).save_pretrained(str(t5))
+    transformers.T5ForConditionalGeneration(
+        transformers.T5Config(vocab_size=32, d_model=8, d_kv=4, d_ff=16, num_layers=1, num_heads=2)
+    ).save_pretrained(str(t5))
     assert HFAligner  # loaded lazily by the CLI
     assert _run("--model", str(t5), "--input", str(pairs)) == 1
     err = capsys.readouterr().err
@@ -200,5 +244,6 @@ def test_a_revision_never_leads_out_of_its_repository(tmp_path, monkeypatch, rev
 
 def test_check_revision_takes_branches_tags_and_commits():
     from hf_plugins.resolve import check_revision
+
     for rev in ("main", "v1.0", "refs/pr/1", "1" * 40, "release-2024_01"):
         assert check_revision(rev) == rev

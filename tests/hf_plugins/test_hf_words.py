@@ -58,28 +58,47 @@ def tokenizers(tmp_path_factory):
     # M2M100 (slow only): a tiny unigram SentencePiece model trained here
     buf = io.BytesIO()
     text = ["the house is small .", "we have seen the big red car near the river .", "a cat sleeps"] * 20
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(text), model_writer=buf, vocab_size=40,
-                                   model_type="unigram", character_coverage=1.0, bos_id=-1, eos_id=-1, unk_id=0,
-                                   hard_vocab_limit=False, minloglevel=2)
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(text),
+        model_writer=buf,
+        vocab_size=40,
+        model_type="unigram",
+        character_coverage=1.0,
+        bos_id=-1,
+        eos_id=-1,
+        unk_id=0,
+        hard_vocab_limit=False,
+        minloglevel=2,
+    )
     (tmp / "m2m.model").write_bytes(buf.getvalue())
     sp = spm.SentencePieceProcessor(model_file=str(tmp / "m2m.model"))
     m2m_vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
     for i in range(sp.get_piece_size()):
         m2m_vocab.setdefault(sp.id_to_piece(i), len(m2m_vocab))
     (tmp / "m2m_vocab.json").write_text(json.dumps(m2m_vocab), encoding="utf-8")
-    m2m = transformers.M2M100Tokenizer(vocab_file=str(tmp / "m2m_vocab.json"), spm_file=str(tmp / "m2m.model"),
-                                       src_lang="en", tgt_lang="fr")
+    m2m = transformers.M2M100Tokenizer(
+        vocab_file=str(tmp / "m2m_vocab.json"), spm_file=str(tmp / "m2m.model"), src_lang="en", tgt_lang="fr"
+    )
     # NLLB and mBART (fast; transformers 5 ships no slow class for them: SlowView takes the slow path)
     nllb_vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
     for p in ["\u2581"] + _CHARS:
         nllb_vocab.setdefault(p, len(nllb_vocab))
     nllb = transformers.NllbTokenizer(vocab=nllb_vocab, merges=[], src_lang="eng_Latn", tgt_lang="fra_Latn")
     pieces = ["\u2581"] + _CHARS + ["\u2581" + c for c in _CHARS]
-    mbart = transformers.MBartTokenizer(vocab=[("<s>", 0.0), ("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0)]
-                                        + [(p, -1.0 - 0.01 * i) for i, p in enumerate(pieces)],
-                                        src_lang="en_XX", tgt_lang="fr_XX")
-    return {"marian": marian, "m2m100-slow": m2m, "nllb-fast": nllb, "nllb-slow": SlowView(nllb),
-            "mbart-fast": mbart, "mbart-slow": SlowView(mbart)}
+    mbart = transformers.MBartTokenizer(
+        vocab=[("<s>", 0.0), ("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0)]
+        + [(p, -1.0 - 0.01 * i) for i, p in enumerate(pieces)],
+        src_lang="en_XX",
+        tgt_lang="fr_XX",
+    )
+    return {
+        "marian": marian,
+        "m2m100-slow": m2m,
+        "nllb-fast": nllb,
+        "nllb-slow": SlowView(nllb),
+        "mbart-fast": mbart,
+        "mbart-slow": SlowView(mbart),
+    }
 
 
 def _encode(tok, words, target):
@@ -123,13 +142,26 @@ def test_a_word_with_no_piece_left_fails_naming_it(tokenizers):
 def test_m2m100_slow_tokenizer_aligns_a_pair_with_unknown_characters(tokenizers):
     # the released M2M100 checkpoints' tokenizer: the whole pair aligns, every word linked
     from hf_tiny import randomize
+
     tok = tokenizers["m2m100-slow"]
-    cfg = transformers.M2M100Config(vocab_size=max(special_ids(tok) | set(tok.get_vocab().values())) + 1, d_model=32, encoder_layers=1, decoder_layers=1,
-                                    encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64,
-                                    decoder_ffn_dim=64, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
-                                    max_position_embeddings=64, pad_token_id=tok.pad_token_id,
-                                    eos_token_id=tok.eos_token_id, bos_token_id=0,
-                                    decoder_start_token_id=tok.eos_token_id)
+    cfg = transformers.M2M100Config(
+        vocab_size=max(special_ids(tok) | set(tok.get_vocab().values())) + 1,
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        dropout=0.0,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
+        max_position_embeddings=64,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        bos_token_id=0,
+        decoder_start_token_id=tok.eos_token_id,
+    )
     torch.manual_seed(0)
     model = transformers.M2M100ForConditionalGeneration(cfg).eval()
     randomize(model, 4)

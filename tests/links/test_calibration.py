@@ -58,8 +58,9 @@ def test_logistic_fit_is_at_its_optimum():
 def test_corruptions():
     pairs = [(["a"], ["x", "y"]), (["b"], ["z"]), (["c"], ["u", "v", "w"])]
     shuffled = C.corrupt(pairs, "shuffled")
-    assert all(t != pairs[i][1] for i, (_, t) in enumerate(shuffled)) and sorted(map(tuple, (t for _, t in shuffled))) \
-        == sorted(tuple(t) for _, t in pairs)
+    assert all(t != pairs[i][1] for i, (_, t) in enumerate(shuffled)) and sorted(
+        map(tuple, (t for _, t in shuffled))
+    ) == sorted(tuple(t) for _, t in pairs)
     assert C.corrupt(pairs, "truncated") == [(["a"], ["x"]), (["b"], ["z"]), (["c"], ["u"])]
     appended = C.corrupt(pairs, "appended")
     assert all(t[: len(pairs[i][1])] == pairs[i][1] and len(t) > len(pairs[i][1]) for i, (_, t) in enumerate(appended))
@@ -77,8 +78,9 @@ def _toy_fit(n=40, model=None):
         mats.append((gold * 3 + rng.random((t, s)), rng.random(t)))
         cells.append(gold)
     negatives = [(rng.random(m.shape), rng.random(m.shape[0])) for m, _ in mats]
-    return C.fit_calibration(mats, cells, negatives, model or {"sha256": "abc"}, {"method": "norm", "layer": 0},
-                             {"gold": "toy"})
+    return C.fit_calibration(
+        mats, cells, negatives, model or {"sha256": "abc"}, {"method": "norm", "layer": 0}, {"gold": "toy"}
+    )
 
 
 def test_fit_round_trip_and_checks(tmp_path):
@@ -101,12 +103,17 @@ def test_too_few_links_says_how_many_are_needed():
         C.fit_calibration([(np.ones((2, 2)), None)] * 3, [np.eye(2)] * 3, [], {}, {}, {})
 
 
-@pytest.mark.parametrize("text,message", [
-    ("{", "not JSON"),
-    ('{"format": "other"}', "format 'other'; expected 'norm-align/calibration'"),
-    ('{"format": "norm-align/calibration", "model": {}, "setting": {}, "cells": {"features": ["x"]}}',
-     "cells: features"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("{", "not JSON"),
+        ('{"format": "other"}', "format 'other'; expected 'norm-align/calibration'"),
+        (
+            '{"format": "norm-align/calibration", "model": {}, "setting": {}, "cells": {"features": ["x"]}}',
+            "cells: features",
+        ),
+    ],
+)
 def test_bad_calibration_files(tmp_path, text, message):
     p = tmp_path / "c.json"
     p.write_text(text)
@@ -117,6 +124,7 @@ def test_bad_calibration_files(tmp_path, text, message):
 
 def test_absolute_soft_scores_keep_the_probability():
     from align.links.softscores import decode_scores, encode_scores
+
     line = encode_scores(np.array([[0.5, 1.0, 0.0]]), absolute=True)
     assert json.loads(line)["scale"] == "absolute"
     np.testing.assert_array_equal(decode_scores(line, "x", 1), [[128, 255, 0]])  # rint(127.5) = 128 (ties to even)
@@ -137,9 +145,13 @@ def test_bidirectional_calibration_reads_both_directions(tmp_path):
     cal = C.fit_calibration(mats, cells, [], {"sha256": "f"}, {"method": "norm", "reverse_model": {"sha256": "r"}}, {})
     assert cal.bidirectional and cal.cells.features == C.CELL_FEATURES + C.REVERSE_FEATURES
     one = C.fit_calibration([m[:2] for m in mats], cells, [], {}, {}, {})
-    ll = [np.mean(np.log(np.where(g.ravel() > 0, p, 1 - p))) for p, g in (
-        (np.concatenate([c.probabilities(*m).ravel() for m in ms]), np.concatenate([g.ravel() for g in cells]))
-        for c, ms in ((cal, mats), (one, [m[:2] for m in mats])))]
+    ll = [
+        np.mean(np.log(np.where(g.ravel() > 0, p, 1 - p)))
+        for p, g in (
+            (np.concatenate([c.probabilities(*m).ravel() for m in ms]), np.concatenate([g.ravel() for g in cells]))
+            for c, ms in ((cal, mats), (one, [m[:2] for m in mats]))
+        )
+    ]
     assert ll[0] > ll[1] + 0.1  # the reverse scores carry the links the forward ones miss
     C.write_calibration(tmp_path / "b.json", cal)
     back = C.read_calibration(str(tmp_path / "b.json"))

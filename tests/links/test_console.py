@@ -16,8 +16,9 @@ ENV = {**os.environ, "PYTHONPATH": ROOT, "LC_ALL": "C.UTF-8", "PYTHONUTF8": "0",
 
 def _closed_pipe(args, cwd):
     """(exit status, stderr) of a module run with its stdout a pipe closed before it writes."""
-    p = subprocess.Popen([sys.executable, "-m", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                         env=ENV)
+    p = subprocess.Popen(
+        [sys.executable, "-m", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=ENV
+    )
     p.stdout.close()  # like `| head -0`: the reader is gone before the first write
     err = p.stderr.read().decode("utf-8", "replace")
     return p.wait(timeout=120), err
@@ -31,14 +32,18 @@ def files(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize("args", [
-    ["eval.cli", "g.talp", "h.align", "h.align"],
-    ["eval.view", "t.txt", "h.align", "-o", "-"],
-    ["align.cli.merge", "."],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["eval.cli", "g.talp", "h.align", "h.align"],
+        ["eval.view", "t.txt", "h.align", "-o", "-"],
+        ["align.cli.merge", "."],
+    ],
+)
 def test_a_closed_pipe_is_one_line_and_no_traceback(files, args):
     if args[0] == "align.cli.merge":
         from align.extraction.shards import write_shard
+
         write_shard(str(files), 0, 1, 1, {"a.align": [(0, "0-0")]}, {})
     code, err = _closed_pipe(args, files)
     assert "Traceback" not in err and "Exception ignored" not in err, err
@@ -48,9 +53,11 @@ def test_a_closed_pipe_is_one_line_and_no_traceback(files, args):
 def test_arguments_that_are_not_utf8_are_shown_not_a_crash(files):
     hyp = os.fsencode(str(files / "h.align")).replace(b"h.align", b"h\xff.align")
     os.link(files / "h.align", hyp)
-    for args in ([b"-m", b"eval.cli", b"g.talp", hyp],
-                 [b"-m", b"eval.view", b"t.txt", hyp, b"--title", b"caf\xe9 \xff", b"-o", b"v\xfe.html"],
-                 [b"-c", b"import sys; from align.cli.symmetrize import main; sys.exit(main())", hyp, hyp]):
+    for args in (
+        [b"-m", b"eval.cli", b"g.talp", hyp],
+        [b"-m", b"eval.view", b"t.txt", hyp, b"--title", b"caf\xe9 \xff", b"-o", b"v\xfe.html"],
+        [b"-c", b"import sys; from align.cli.symmetrize import main; sys.exit(main())", hyp, hyp],
+    ):
         r = subprocess.run([os.fsencode(sys.executable), *args], capture_output=True, cwd=files, env=ENV)
         err = r.stderr.decode("utf-8", "replace")
         assert r.returncode == 0 and "Traceback" not in err, err

@@ -4,9 +4,13 @@ from hypothesis import given, settings, strategies as st
 
 from align.links.decode import DECODERS, decode, decode_argmax, decode_argmax_src, decode_intersect, decode_itermax
 
-S = np.array([[0.7, 0.2, 0.1],   # tgt 0 -> src 0
-              [0.1, 0.3, 0.6],   # tgt 1 -> src 2
-              [0.5, 0.4, 0.1]])  # tgt 2 -> src 0
+S = np.array(
+    [
+        [0.7, 0.2, 0.1],  # tgt 0 -> src 0
+        [0.1, 0.3, 0.6],  # tgt 1 -> src 2
+        [0.5, 0.4, 0.1],
+    ]
+)  # tgt 2 -> src 0
 
 
 def test_argmax_by_hand():
@@ -41,10 +45,7 @@ def test_itermax_adds_second_round():
     # row t3 -> [0, 0, .63, .1] picks s2; column s3 -> [.09, .18, .72, .1] picks t2;
     # t2's row in the masked matrix picks s3 and s2's column picks t3, so both (s2, t3) and
     # (s3, t2) are mutual argmaxes and are added.
-    s = np.array([[0.9, 0.1, 0.0, 0.1],
-                  [0.1, 0.9, 0.0, 0.2],
-                  [0.0, 0.1, 0.9, 0.8],
-                  [0.0, 0.0, 0.7, 0.1]])
+    s = np.array([[0.9, 0.1, 0.0, 0.1], [0.1, 0.9, 0.0, 0.2], [0.0, 0.1, 0.9, 0.8], [0.0, 0.0, 0.7, 0.1]])
     assert decode_itermax(s) == [(0, 0), (1, 1), (2, 2), (2, 3), (3, 2)]
     # with every target word aligned after round 1, nothing more is added
     assert decode_itermax(s[:3]) == [(0, 0), (1, 1), (2, 2)]

@@ -17,6 +17,7 @@ from align.links.formats import (
     check_links_in_range,
     format_links,
     read_alignments,
+    read_lines,
     read_text_pairs,
     read_wpt_text,
     shared_data_dir,
@@ -60,27 +61,30 @@ def test_naacl_numbering_and_empty_sentences(tmp_path):
     assert read_alignments(p2, "naacl").to_lists() == [[], [(0, 0)]]
 
 
-@pytest.mark.parametrize("text,fmt,line,what", [
-    ("0-1\n0-x\n", "pharaoh", 2, "bad link '0-x'"),
-    ("0-1 2--3\n", "pharaoh", 1, "bad link '2--3'"),
-    ("0:1\n", "pharaoh", 1, "bad link '0:1'"),
-    ("1-1\n0-1\n", "talp", 2, "index below 1"),
-    ("1 2 3\n1 2\n", "naacl", 2, "expected 'sentno i j"),
-    ("1 2 3 X\n", "naacl", 1, "expected 'sentno i j"),
-    ("0-99999999\n", "pharaoh", 1, "bad link"),
-    # 7 digits parse but are no word position: 2**21 - 1 = 2097151 is the largest index
-    ("0-0\n0-2097152\n", "pharaoh", 2, "index above 2097151 (link 0-2097152)"),
-    ("1-2097153\n", "talp", 1, "index above 2097152 (link 1-2097153)"),  # 1-based: 2097152 is 2097151
-    ("1 9999999 1\n", "naacl", 1, "index above 2097152"),
-    ("0 1 1\n", "naacl", 1, "sentence number 0; expected 1 to 9999999"),
-    ("123456789 1 1\n", "naacl", 1, "sentence number 123456789; expected 1 to 9999999"),
-    ("1 0 1\n", "naacl", 1, "index below 1"),
-    ("0--1\n", "pharaoh", 1, "bad link '0--1'"),
-    ("-1-0\n", "pharaoh", 1, "bad link '-1-0'"),
-    ("0-1\r2-3\n", "pharaoh", 1, "bad link"),                   # a lone CR is not a line end
-    ("0-\u0663\n", "pharaoh", 1, "bad link '0-\u0663'"),           # ASCII digits only
-    ("1 \u0663 1\n", "naacl", 1, "bad NAACL line"),
-])
+@pytest.mark.parametrize(
+    "text,fmt,line,what",
+    [
+        ("0-1\n0-x\n", "pharaoh", 2, "bad link '0-x'"),
+        ("0-1 2--3\n", "pharaoh", 1, "bad link '2--3'"),
+        ("0:1\n", "pharaoh", 1, "bad link '0:1'"),
+        ("1-1\n0-1\n", "talp", 2, "index below 1"),
+        ("1 2 3\n1 2\n", "naacl", 2, "expected 'sentno i j"),
+        ("1 2 3 X\n", "naacl", 1, "expected 'sentno i j"),
+        ("0-99999999\n", "pharaoh", 1, "bad link"),
+        # 7 digits parse but are no word position: 2**21 - 1 = 2097151 is the largest index
+        ("0-0\n0-2097152\n", "pharaoh", 2, "index above 2097151 (link 0-2097152)"),
+        ("1-2097153\n", "talp", 1, "index above 2097152 (link 1-2097153)"),  # 1-based: 2097152 is 2097151
+        ("1 9999999 1\n", "naacl", 1, "index above 2097152"),
+        ("0 1 1\n", "naacl", 1, "sentence number 0; expected 1 to 9999999"),
+        ("123456789 1 1\n", "naacl", 1, "sentence number 123456789; expected 1 to 9999999"),
+        ("1 0 1\n", "naacl", 1, "index below 1"),
+        ("0--1\n", "pharaoh", 1, "bad link '0--1'"),
+        ("-1-0\n", "pharaoh", 1, "bad link '-1-0'"),
+        ("0-1\r2-3\n", "pharaoh", 1, "bad link"),  # a lone CR is not a line end
+        ("0-\u0663\n", "pharaoh", 1, "bad link '0-\u0663'"),  # ASCII digits only
+        ("1 \u0663 1\n", "naacl", 1, "bad NAACL line"),
+    ],
+)
 def test_rejections_name_file_and_line(tmp_path, text, fmt, line, what):
     p = write(tmp_path, "bad.txt", text)
     with pytest.raises(AlignmentFormatError) as e:
@@ -164,9 +168,13 @@ def test_written_file_has_the_mode_open_would_give(tmp_path):
         os.umask(old)
 
 
-corpora = st.lists(st.tuples(
-    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=8),
-    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=4)), max_size=6)
+corpora = st.lists(
+    st.tuples(
+        st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=8),
+        st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=4),
+    ),
+    max_size=6,
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -180,6 +188,7 @@ def test_write_read_roundtrip(tmp_path_factory, corpus, fmt, reverse):
 
 
 # -- issue 13: BOM, CRLF, tabs, index limits, NAACL's P column, streaming -----------------------------
+
 
 def _plain_reference(lines, base):
     """Plain-loop reader of pharaoh/talp lines: {(sentence, src, tgt): sure} (sure wins a repeat)."""
@@ -197,8 +206,11 @@ def _plain_reference(lines, base):
 
 
 def _as_dict(al):
-    return {(k, s, t): bool(u) for k in range(len(al))
-            for s, t, u in zip(*(x[al.offsets[k]:al.offsets[k + 1]].tolist() for x in (al.src, al.tgt, al.sure)))}
+    return {
+        (k, s, t): bool(u)
+        for k in range(len(al))
+        for s, t, u in zip(*(x[al.offsets[k] : al.offsets[k + 1]].tolist() for x in (al.src, al.tgt, al.sure)))
+    }
 
 
 def test_bom_crlf_tabs_and_blank_lines(tmp_path):
@@ -303,12 +315,45 @@ def test_shared_data_dir(monkeypatch):
 
 # -- fuzzing: any bytes give links or a file:line error, never a traceback ---------------------------
 
-_pieces = st.sampled_from(["0", "1", "7", "12", "2097151", "2097152", "9999999", "99999999", "-", "p", "-P", "-S",
-                           " ", "\t", "\n", "\r\n", "\r", "\ufeff", "S", "P", "0.5", "x", "\u3000", "é",
-                           "\u0663"])  # ARABIC-INDIC DIGIT THREE: not a digit here
+_pieces = st.sampled_from(
+    [
+        "0",
+        "1",
+        "7",
+        "12",
+        "2097151",
+        "2097152",
+        "9999999",
+        "99999999",
+        "-",
+        "p",
+        "-P",
+        "-S",
+        " ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\r",
+        "\ufeff",
+        "S",
+        "P",
+        "0.5",
+        "x",
+        "\u3000",
+        "é",
+        "\u0663",
+    ]
+)  # ARABIC-INDIC DIGIT THREE: not a digit here
 _texts = st.lists(_pieces, max_size=40).map("".join)
-_links = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60), st.sampled_from(["-", "p", "-P", "-S"]),
-                            st.sampled_from([" ", "\t", "  "])), max_size=6)
+_links = st.lists(
+    st.tuples(
+        st.integers(0, 60),
+        st.integers(0, 60),
+        st.sampled_from(["-", "p", "-P", "-S"]),
+        st.sampled_from([" ", "\t", "  "]),
+    ),
+    max_size=6,
+)
 _token_lines = st.lists(_links, max_size=8)
 
 
@@ -321,8 +366,11 @@ def _read_or_error(path, fmt, **kw):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.one_of(st.binary(max_size=80), _texts.map(lambda t: t.encode("utf-8"))),
-       st.sampled_from(["pharaoh", "talp", "naacl"]), st.booleans())
+@given(
+    st.one_of(st.binary(max_size=80), _texts.map(lambda t: t.encode("utf-8"))),
+    st.sampled_from(["pharaoh", "talp", "naacl"]),
+    st.booleans(),
+)
 def test_fuzz_readers_never_crash(tmp_path_factory, data, fmt, bom):
     p = tmp_path_factory.mktemp("fz") / "f.txt"
     data = (b"\xef\xbb\xbf" if bom else b"") + data
@@ -345,15 +393,18 @@ def test_fuzz_readers_never_crash(tmp_path_factory, data, fmt, bom):
 
 
 @settings(max_examples=150, deadline=None)
-@given(_token_lines, st.sampled_from(["pharaoh", "talp"]), st.sampled_from(["\n", "\r\n"]), st.booleans(),
-       st.booleans())
+@given(
+    _token_lines, st.sampled_from(["pharaoh", "talp"]), st.sampled_from(["\n", "\r\n"]), st.booleans(), st.booleans()
+)
 def test_fuzz_well_formed_lines_parse_like_a_plain_loop(tmp_path_factory, corpus, fmt, eol, bom, gz):
     base = FORMATS[fmt]
-    lines = ["".join(f"{sep}{a}{kind}{b}" if kind in "-p" else f"{sep}{a}-{b}{kind}" for a, b, kind, sep in links)
-             for links in corpus]
+    lines = [
+        "".join(f"{sep}{a}{kind}{b}" if kind in "-p" else f"{sep}{a}-{b}{kind}" for a, b, kind, sep in links)
+        for links in corpus
+    ]
     name = "f.txt.gz" if gz else "f.txt"
     p = tmp_path_factory.mktemp("wf") / name
-    raw = ((b"\xef\xbb\xbf" if bom else b"") + "".join(ln + eol for ln in lines).encode())
+    raw = (b"\xef\xbb\xbf" if bom else b"") + "".join(ln + eol for ln in lines).encode()
     p.write_bytes(gzip.compress(raw) if gz else raw)
     has_low = any(min(a, b) < base for links in corpus for a, b, _, _ in links)
     al = _read_or_error(str(p), fmt)
@@ -381,7 +432,7 @@ def test_zst_of_several_frames_reads_every_frame(tmp_path):
 def test_a_truncated_zst_is_refused_never_read_short(tmp_path, share):
     data = _two_frame_zst(tmp_path)
     p = tmp_path / "cut.align.zst"
-    p.write_bytes(data[:int(len(data) * share)])
+    p.write_bytes(data[: int(len(data) * share)])
     with pytest.raises(AlignmentFormatError, match="cut short"):
         read_lines(str(p))
     with pytest.raises(AlignmentFormatError, match="cut short"):

@@ -17,9 +17,7 @@ def test_select_rows_awo_awi():
 
 def test_levels_by_hand():
     # target tokens t0 t1 (one word), t2; source tokens s0 s1 (one word), s2, EOS.
-    scores = np.array([[0.1, 0.1, 0.5, 0.3],
-                       [0.4, 0.1, 0.2, 0.3],
-                       [0.3, 0.3, 0.1, 0.3]])
+    scores = np.array([[0.1, 0.1, 0.5, 0.3], [0.4, 0.1, 0.2, 0.3], [0.3, 0.3, 0.1, 0.3]])
     src = np.array([0, 0, 1, -1])
     tgt = np.array([0, 0, 1])
     # word: source sums -> [[.2, .5], [.5, .2], [.6, .1]]; target mean -> [[.35, .35], [.6, .1]]
@@ -40,8 +38,7 @@ def test_dump_name():
 
 def test_specials_as_null():
     # target words w0, w1; source words v0, v1 and EOS. w1's mass is on EOS.
-    scores = np.array([[0.6, 0.1, 0.3],
-                       [0.2, 0.3, 0.5]])
+    scores = np.array([[0.6, 0.1, 0.3], [0.2, 0.3, 0.5]])
     src = np.array([0, 1, -1])
     tgt = np.array([0, 1])
     # drop: EOS removed, w1 -> v1 (0.3 > 0.2)

@@ -43,14 +43,17 @@ def test_golden_line():
     assert m.tolist() == [[85, 255, 85], [0, 0, 0]]
 
 
-@pytest.mark.parametrize("scores, expected", [
-    ([[1.0, 2.0]], [[128, 255]]),           # 127.5 rounds to the even 128, as Python's round
-    ([[3.0, 2.0]], [[255, 170]]),           # 255 * 2/3 = 170
-    ([[-1.0, 2.0]], [[0, 255]]),            # negative scores are stored as 0
-    ([[-1.0, -2.0]], [[0, 0]]),             # a row with no positive score stays zeros
-    ([[0.5], [0.25]], [[255], [255]]),      # each row is scaled by its own maximum
-    ([[1e-300, 1e-301]], [[255, 26]]),      # 25.5 -> 26 (ties to even: 26)
-])
+@pytest.mark.parametrize(
+    "scores, expected",
+    [
+        ([[1.0, 2.0]], [[128, 255]]),  # 127.5 rounds to the even 128, as Python's round
+        ([[3.0, 2.0]], [[255, 170]]),  # 255 * 2/3 = 170
+        ([[-1.0, 2.0]], [[0, 255]]),  # negative scores are stored as 0
+        ([[-1.0, -2.0]], [[0, 0]]),  # a row with no positive score stays zeros
+        ([[0.5], [0.25]], [[255], [255]]),  # each row is scaled by its own maximum
+        ([[1e-300, 1e-301]], [[255, 26]]),  # 25.5 -> 26 (ties to even: 26)
+    ],
+)
 def test_quantize_by_hand(scores, expected):
     assert quantize_scores(np.array(scores)).tolist() == expected
     assert quantize_loop(scores).tolist() == expected
@@ -95,17 +98,20 @@ def q64(n):
     return base64.b64encode(bytes(n)).decode()
 
 
-@pytest.mark.parametrize("line, found", [
-    ("not json", "not JSON"),
-    ("[1, 2]", "a JSON list"),
-    ('{"tgt": 1, "q": ""}', "no 'src'"),
-    ('{"tgt": true, "src": 1, "q": "AA=="}', "'tgt' is True"),
-    ('{"tgt": -1, "src": 1, "q": ""}', "'tgt' is -1"),
-    ('{"tgt": 1.5, "src": 1, "q": ""}', "'tgt' is 1.5"),
-    ('{"tgt": 1, "src": 1, "q": 5}', "'q' is a JSON int"),
-    ('{"tgt": 1, "src": 1, "q": "A*=="}', "not valid base64"),
-    (f'{{"tgt": 2, "src": 3, "q": "{q64(5)}"}}', "'q' holds 5 bytes; expected tgt \\* src = 2 \\* 3 = 6"),
-])
+@pytest.mark.parametrize(
+    "line, found",
+    [
+        ("not json", "not JSON"),
+        ("[1, 2]", "a JSON list"),
+        ('{"tgt": 1, "q": ""}', "no 'src'"),
+        ('{"tgt": true, "src": 1, "q": "AA=="}', "'tgt' is True"),
+        ('{"tgt": -1, "src": 1, "q": ""}', "'tgt' is -1"),
+        ('{"tgt": 1.5, "src": 1, "q": ""}', "'tgt' is 1.5"),
+        ('{"tgt": 1, "src": 1, "q": 5}', "'q' is a JSON int"),
+        ('{"tgt": 1, "src": 1, "q": "A*=="}', "not valid base64"),
+        (f'{{"tgt": 2, "src": 3, "q": "{q64(5)}"}}', "'q' holds 5 bytes; expected tgt \\* src = 2 \\* 3 = 6"),
+    ],
+)
 def test_bad_lines_name_file_and_line(line, found):
     with pytest.raises(ScoresFormatError, match=f"^dump/x.scores.jsonl:7: .*{found}") as e:
         decode_scores(line, "dump/x.scores.jsonl", 7)
@@ -145,8 +151,10 @@ def test_missing_file_is_a_format_error(tmp_path):
 
 
 def test_imports_without_torch():
-    code = ("import sys; sys.modules['torch'] = None; import align.links.softscores, eval.view; "
-            "bad = [m for m in ('torch', 'fairseq', 'transformers', 'matplotlib') if sys.modules.get(m)]; "
-            "print(bad); sys.exit(bool(bad))")
+    code = (
+        "import sys; sys.modules['torch'] = None; import align.links.softscores, eval.view; "
+        "bad = [m for m in ('torch', 'fairseq', 'transformers', 'matplotlib') if sys.modules.get(m)]; "
+        "print(bad); sys.exit(bool(bad))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr

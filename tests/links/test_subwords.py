@@ -49,16 +49,13 @@ def test_check_word_map_shows_both_sides():
 
 def test_aggregate_by_hand():
     # target tokens: [w0 w0 w1 EOS], source tokens: [v0 v1 v1 EOS]
-    scores = np.array([[1., 2., 3., 9.],
-                       [3., 4., 5., 9.],
-                       [5., 6., 7., 9.],
-                       [9., 9., 9., 9.]])
+    scores = np.array([[1.0, 2.0, 3.0, 9.0], [3.0, 4.0, 5.0, 9.0], [5.0, 6.0, 7.0, 9.0], [9.0, 9.0, 9.0, 9.0]])
     tgt = np.array([0, 0, 1, -1])
     src = np.array([0, 1, 1, -1])
     # sum over source pieces: rows -> [1, 5], [3, 9], [5, 13]; mean over target pieces: [2, 7], [5, 13]
-    assert aggregate_scores(scores, src, tgt).tolist() == [[2., 7.], [5., 13.]]
+    assert aggregate_scores(scores, src, tgt).tolist() == [[2.0, 7.0], [5.0, 13.0]]
     # max over both: [[3, 5], [5, 7]]
-    assert aggregate_scores(scores, src, tgt, "max", "max").tolist() == [[3., 5.], [5., 7.]]
+    assert aggregate_scores(scores, src, tgt, "max", "max").tolist() == [[3.0, 5.0], [5.0, 7.0]]
     with pytest.raises(ValueError, match="valid: sum, mean, max"):
         aggregate_scores(scores, src, tgt, "median")
     with pytest.raises(ValueError, match="do not fit"):
@@ -85,8 +82,13 @@ def _word_ids(draw_counts):
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.integers(1, 3), min_size=1, max_size=5), st.lists(st.integers(1, 3), min_size=1, max_size=5),
-       st.sampled_from(["sum", "mean", "max"]), st.sampled_from(["sum", "mean", "max"]), st.integers(0, 2**31))
+@given(
+    st.lists(st.integers(1, 3), min_size=1, max_size=5),
+    st.lists(st.integers(1, 3), min_size=1, max_size=5),
+    st.sampled_from(["sum", "mean", "max"]),
+    st.sampled_from(["sum", "mean", "max"]),
+    st.integers(0, 2**31),
+)
 def test_aggregate_matches_loop(sc, tc, sr, tr, seed):
     src, tgt = _word_ids(sc), _word_ids(tc)
     src = np.r_[src, SPECIAL]
@@ -102,8 +104,7 @@ def test_subword_links_any_pair_rule():
 
 def test_aggregate_null_column_and_row():
     # source tokens: EOS first then v0 v0; target tokens: w0, EOS
-    scores = np.array([[0.5, 0.2, 0.1],
-                       [0.9, 0.0, 0.3]])
+    scores = np.array([[0.5, 0.2, 0.1], [0.9, 0.0, 0.3]])
     src = np.array([-1, 0, 0])
     tgt = np.array([0, -1])
     # columns: v0 = sum(.2,.1) = .3, NULL = .5 ; rows: w0, NULL

@@ -7,6 +7,7 @@ from align.links.symmetrize import SYMMETRIZERS, symmetrize, symmetrize_corpus
 
 def _atools_reference(a_links, b_links, method):
     """Literal transliteration of fast_align's atools.cc (Array2D grids, loops in (i, j) order)."""
+
     def grid(links):
         w = max((i for i, _ in links), default=-1) + 1
         h = max((j for _, j in links), default=-1) + 1
@@ -14,12 +15,14 @@ def _atools_reference(a_links, b_links, method):
         for i, j in links:
             g[i][j] = True
         return g
+
     a, b = grid(a_links), grid(b_links)
     W = max(len(a), len(b))
     H = max((len(a[0]) if a else 0), (len(b[0]) if b else 0))
 
     def safe(g, i, j):
         return 0 <= i < len(g) and 0 <= j < (len(g[0]) if g else 0) and g[i][j]
+
     res = [[False] * H for _ in range(W)]
     if method in ("intersect", "union"):
         op = (lambda x, y: x and y) if method == "intersect" else (lambda x, y: x or y)
@@ -30,6 +33,7 @@ def _atools_reference(a_links, b_links, method):
         res[i][j] = True
         ia[i] = True
         ja[j] = True
+
     un = [[safe(a, i, j) or safe(b, i, j) for j in range(H)] for i in range(W)]
     for i in range(W):
         for j in range(H):
@@ -39,6 +43,7 @@ def _atools_reference(a_links, b_links, method):
 
     def koehn(i, j):
         return not (ia[i] and ja[j]) and any(safe(res, i + di, j + dj) for di, dj in nb)
+
     p = sorted((i, j) for i in range(W) for j in range(H) if un[i][j] and not res[i][j])
     keep = bool(p)
     while keep:
@@ -51,8 +56,9 @@ def _atools_reference(a_links, b_links, method):
                 keep = True
         p = [x for x in p if x not in added]
     if method != "grow-diag":
-        pred = (lambda i, j: not (ia[i] and ja[j])) if method == "grow-diag-final" else \
-               (lambda i, j: not (ia[i] or ja[j]))
+        pred = (
+            (lambda i, j: not (ia[i] and ja[j])) if method == "grow-diag-final" else (lambda i, j: not (ia[i] or ja[j]))
+        )
         for g in (a, b):
             for i in range(len(g)):
                 for j in range(len(g[0]) if g else 0):

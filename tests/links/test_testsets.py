@@ -47,9 +47,15 @@ def test_shipped_sets_are_the_redistributable_ones():
 #   wpt05 snum 26    "26 2 1" (English 2, Hindi 1)         -> (1, 0)
 #   denero line 1    "... 3-4-P ..." (0-based)             -> (3, 4) possible
 #   czenali line 1   "0-0 1-0 4-2 5-1 6-3 7-4 3p2"         -> 6 sure, (3, 2) possible
-GOLDEN = [("hansards", 0, (1, 1), True), ("hansards", 0, (0, 0), True), ("pcedt", 0, (0, 4), True),
-          ("wpt05", 0, (1, 0), True), ("denero", 0, (3, 4), False), ("czenali", 0, (3, 2), False),
-          ("czenali", 0, (7, 4), True)]
+GOLDEN = [
+    ("hansards", 0, (1, 1), True),
+    ("hansards", 0, (0, 0), True),
+    ("pcedt", 0, (0, 4), True),
+    ("wpt05", 0, (1, 0), True),
+    ("denero", 0, (3, 4), False),
+    ("czenali", 0, (3, 2), False),
+    ("czenali", 0, (7, 4), True),
+]
 
 
 @pytest.mark.parametrize("name,k,link,sure", GOLDEN)
@@ -71,8 +77,11 @@ def test_kftt_mojibake_is_repaired_as_the_shared_fixed_copy(shared):
     ts = testsets.load("kftt")
     fixed = read_text_pairs(str(shared / "gold" / "jaen_kftt" / "jaen.src-tgt.fixed-mojibake"))
     assert ts.src == [s for s, _ in fixed] and ts.tgt == [t for _, t in fixed]
-    assert len(ts.notes) == 7 and ts.tgt[350][:10] != read_text_pairs(
-        os.path.join(testsets.SHIPPED_DIR, "jaen_kftt", "jaen.src-tgt"))[350][1][:10]
+    assert (
+        len(ts.notes) == 7
+        and ts.tgt[350][:10]
+        != read_text_pairs(os.path.join(testsets.SHIPPED_DIR, "jaen_kftt", "jaen.src-tgt"))[350][1][:10]
+    )
 
 
 def test_wpt05_drops_the_link_past_its_sentence(shared, monkeypatch):
