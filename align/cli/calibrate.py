@@ -24,8 +24,7 @@ from ..links import testsets
 from ..links.calibration import CORRUPTIONS, corrupt, fit_calibration, write_calibration
 from ..links.console import console_main
 from ..links.formats import FORMATS, AlignmentFormatError, check_links_in_range, read_alignments, read_text_pairs
-from .extract import LOADERS, _framework_flags, _one_line, _quiet, framework_of, load_aligner
-from .extras import install_hint, missing_module
+from .extract import LOADERS, _one_line, _quiet, framework_of, load_aligner, run_naming_extras
 
 FOLDS = ("all", "odd", "even")
 
@@ -111,16 +110,7 @@ def read_gold_pairs(args) -> tuple[list, object, str]:
 @console_main("align-calibrate")
 def main(argv: Sequence[str] | None = None) -> int:
     """align-calibrate: see the module docstring (a missing extra: one line naming it, exit 2)."""
-    try:
-        return _main(argv)
-    except ModuleNotFoundError as e:
-        module = missing_module(e)
-        if module is None:
-            raise
-        known, _ = _framework_flags().parse_known_args(argv)
-        framework = known.framework or (framework_of(known.model) if known.model else None)
-        print(f"align-calibrate: {install_hint(module, framework)}", file=sys.stderr)
-        return 2
+    return run_naming_extras("align-calibrate", _main, argv)
 
 
 def _main(argv: Sequence[str] | None = None) -> int:

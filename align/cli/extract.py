@@ -272,23 +272,25 @@ def _quiet() -> None:
 def main(argv=None) -> int:
     """align-extract: see the module docstring; exit 0 ok, 1 bad input, 2 usage (or a missing extra:
     one line naming it, :mod:`align.cli.extras`)."""
+    return run_naming_extras("align-extract", _main, argv)
+
+
+def run_naming_extras(prog: str, run, argv) -> int:
+    """``run(argv)``; a missing torch or framework is one line naming the extra to install, exit 2 (the extra
+    is guessed from ``--framework`` or ``--model``, as the run would choose its loader)."""
     try:
-        return _main(argv)
+        return run(argv)
     except ModuleNotFoundError as e:
         module = missing_module(e)
         if module is None:
             raise
-        known, _ = _framework_flags().parse_known_args(argv)
+        p = argparse.ArgumentParser(add_help=False)
+        p.add_argument("--model")
+        p.add_argument("--framework")
+        known, _ = p.parse_known_args(argv)
         framework = known.framework or (framework_of(known.model) if known.model else None)
-        print(f"align-extract: {install_hint(module, framework)}", file=sys.stderr)
+        print(f"{prog}: {install_hint(module, framework)}", file=sys.stderr)
         return 2
-
-
-def _framework_flags() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--model")
-    p.add_argument("--framework")
-    return p
 
 
 def _main(argv=None) -> int:
