@@ -674,6 +674,7 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
             file=sys.stderr,
             dynamic_ncols=True,
         )
+    calibrated: dict = {}  # the calibrated setting's extra files (with --out and --calibration)
     with ExitStack() as stack:
         if dest is not None:
             tmp = stack.enter_context(publishing(dest, args.overwrite))
@@ -694,7 +695,6 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
                 if args.translate
                 else None
             )
-            calibrated = {}
             if args.calibrated:
                 cal_name = args.calibrated[0].removesuffix(".align")
                 extra = [cal_name + ".probs", cal_name + ".probs.jsonl"] + (
