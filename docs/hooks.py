@@ -43,17 +43,20 @@ def parser_of(target: str) -> argparse.ArgumentParser:
     module, _, name = target.partition(":")
     main = getattr(importlib.import_module(module), name)
     real = argparse.ArgumentParser.parse_args
+    real_intermixed = argparse.ArgumentParser.parse_intermixed_args  # align-eval and align-view parse this way
 
     def catch(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> Any:
         raise _Caught(self)
 
     argparse.ArgumentParser.parse_args = catch  # type: ignore[method-assign]
+    argparse.ArgumentParser.parse_intermixed_args = catch  # type: ignore[method-assign]
     try:
         main([])
     except _Caught as c:
         return c.parser
     finally:
         argparse.ArgumentParser.parse_args = real  # type: ignore[method-assign]
+        argparse.ArgumentParser.parse_intermixed_args = real_intermixed  # type: ignore[method-assign]
     raise RuntimeError(f"{target} returned without parsing its arguments")
 
 
