@@ -125,7 +125,7 @@ def load_testset(args: argparse.Namespace, file_flags: dict[str, Any] | None = N
     ]
     if gold_flags:
         raise UsageError(
-            f"{', '.join(gold_flags)} describe a gold file; -t {name} brings its own gold and text, "
+            f"{', '.join(gold_flags)} describe a gold file or its numbering; -t {name} brings its own gold and text, "
             "normalised (use -l for the direction)"
         )
     testsets.get(name)  # an unknown name is a usage error (UnknownTestSetError), before any file is read
@@ -352,7 +352,8 @@ def evaluate(
         split_files(args)
     if testset is None:
         testset = load_testset(args, {"--text": args.text})
-    ids = _read_ids(args.naacl_ids) if args.naacl_ids else None
+    # with -t a NAACL hypothesis is numbered as the set's own NAACL files are (WPT 2005: snum 26...)
+    ids = testset.ids if testset is not None else (_read_ids(args.naacl_ids) if args.naacl_ids else None)
     keep = bool(args.bootstrap or args.paired_bootstrap or args.per_sentence)
     group = len(args.hyps) if "-" in (args.gold, args.text) else HYP_GROUP
     counted = []

@@ -291,7 +291,8 @@ def _named_inputs(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, s
         hyps[name] = path
     scores: dict[str, str] = {}
     for spec in args.scores:
-        name, path = parse_named(spec, SCORES_SUFFIX)
+        # NAME.probs.jsonl (align-extract --calibration) belongs to NAME as NAME.scores.jsonl does
+        name, path = parse_named(spec, ".probs.jsonl" if spec.endswith(".probs.jsonl") else SCORES_SUFFIX)
         if name not in hyps:
             raise UsageError(f"--scores {spec}: no hypothesis named {name!r}; expected one of {', '.join(hyps)}")
         if name in scores:
@@ -339,7 +340,9 @@ def load(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     n = len(pairs)
     src_len = [len(s) for s, _ in pairs]
     tgt_len = [len(t) for _, t in pairs]
-    ids = _read_ids(args.naacl_ids) if args.naacl_ids else list(range(1, n + 1))
+    ids = (
+        testset.ids if testset is not None else (_read_ids(args.naacl_ids) if args.naacl_ids else list(range(1, n + 1)))
+    )
 
     def read(path: str, fmt: str, base: int | None, reverse: bool) -> Alignments:
         al = read_alignments(path, fmt, base, reverse, ids if fmt == "naacl" else None)

@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--framework", choices=list(LOADERS))
+    ap.add_argument("--src-lang", help="source language code of multilingual tokenizers (NLLB: eng_Latn)")
+    ap.add_argument("--tgt-lang", help="target language code (NLLB: fra_Latn); the reverse model gets them swapped")
     ap.add_argument("--seed", type=int, default=1, help="seed of the corrupted pairs (the sentence model's negatives)")
     ap.add_argument("--format", choices=("text", "json"), default="text", help="the summary's format")
     return ap
@@ -135,15 +137,26 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
     fw = args.framework or framework_of(args.model)
     try:
-        aligner = load_aligner(args.model, fw, device=args.device, dtype=torch.float32)
+        aligner = load_aligner(
+            args.model,
+            fw,
+            device=args.device,
+            dtype=torch.float32,
+            **({"src_lang": args.src_lang, "tgt_lang": args.tgt_lang} if fw == "hf" else {}),
+        )
     except Exception as e:  # a framework's own error types too: one line
         print(f"align-calibrate: {args.model}: {_one_line(e)}", file=sys.stderr)
         return 1
     reverse = None
     if args.reverse_model:
         try:
+            rfw = framework_of(args.reverse_model)
             reverse = load_aligner(
-                args.reverse_model, framework_of(args.reverse_model), device=args.device, dtype=torch.float32
+                args.reverse_model,
+                rfw,
+                device=args.device,
+                dtype=torch.float32,
+                **({"src_lang": args.tgt_lang, "tgt_lang": args.src_lang} if rfw == "hf" else {}),
             )
         except Exception as e:
             print(f"align-calibrate: {args.reverse_model}: {_one_line(e)}", file=sys.stderr)

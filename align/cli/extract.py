@@ -457,7 +457,13 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
         reverse, rspec = None, None
         if args.reverse_model:
             try:
-                reverse = load_aligner(args.reverse_model, framework_of(args.reverse_model), **kwargs)
+                rfw = framework_of(args.reverse_model)
+                rkwargs = {k: v for k, v in kwargs.items() if k not in ("src_lang", "tgt_lang", "trust")}
+                if rfw == "hf":  # the same multilingual model the other way round: its languages swapped
+                    rkwargs.update(src_lang=args.tgt_lang, tgt_lang=args.src_lang)
+                else:
+                    rkwargs.update(trust=args.trust_checkpoint or None)
+                reverse = load_aligner(args.reverse_model, rfw, **rkwargs)
                 got = {k: v for k, v in reverse.identity().items() if k != "path"}
                 if got != cal.setting.get("reverse_model"):
                     raise CalibrationError(
@@ -485,6 +491,13 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
                 "compute that setting (add it to --methods, --layers, --shifts)"
             )
         args.calibrated = (match[0], cal, reverse, rspec)
+        fitted = str(cal.fitted_on.get("gold", ""))
+        if getattr(args, "test_set_signature", None) and fitted.split("|")[0] == args.test_set_signature.split("|")[0]:
+            print(
+                f"align-extract: warning: {args.calibration} was fitted on {fitted} (sentences: "
+                f"{cal.fitted_on.get('fold', 'all')}); what this run measures on them is in-sample",
+                file=sys.stderr,
+            )
     try:
         stats = run(aligner, spec, args, shard, shards, dest)
     except BrokenPipeError:
@@ -631,6 +644,7 @@ def _calibration_signature(args) -> dict | bool:
         "prob_threshold": args.prob_threshold,
         "sentence_scores": args.sentence_scores,
         "reverse_model": {k: v for k, v in reverse.identity().items() if k != "path"} if reverse else None,
+        "fitted_on": args.calibrated[1].fitted_on if getattr(args, "calibrated", None) else None,
     }
 
 

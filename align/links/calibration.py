@@ -167,7 +167,7 @@ class Logistic:
     @classmethod
     def from_dict(cls, d: Any, features: Sequence[str], where: str) -> Logistic:
         """Read one model of a calibration file; CalibrationError naming ``where`` if it is malformed."""
-        if not isinstance(d, dict) or list(d.get("features", [])) != list(features):
+        if not isinstance(d, dict) or not isinstance(d.get("features"), list) or list(d["features"]) != list(features):
             raise CalibrationError(
                 f"{where}: features {d.get('features') if isinstance(d, dict) else d!r}; expected {list(features)}"
             )

@@ -117,6 +117,8 @@ class LoadedTestSet:
     folder: str
     verified: bool
     notes: list[str] = field(default_factory=list)
+    ids: list[int] = field(default_factory=list)
+    """The sentence number of each pair, as NAACL files of this set number them (WPT's ``<s snum=N>``, else 1..n)."""
 
     @property
     def name(self) -> str:
@@ -545,7 +547,7 @@ def verify(spec: TestSet, where: str) -> None:
             )
 
 
-def _read_native(spec: TestSet, where: str) -> tuple[list[list[str]], list[list[str]], Alignments]:
+def _read_native(spec: TestSet, where: str) -> tuple[list[list[str]], list[list[str]], Alignments, list[int]]:
     """Both sides' words and the gold, 0-based, first side first, as the files hold them."""
     kind, *files = spec.text
     paths = [os.path.join(where, f) for f in files]
@@ -574,7 +576,7 @@ def _read_native(spec: TestSet, where: str) -> tuple[list[list[str]], list[list[
             raise AlignmentFormatError(
                 os.path.join(where, spec.gold), None, f"{len(gold)} sentences; expected {len(a)} as in the text"
             )
-    return a, b, gold
+    return a, b, gold, ids if ids is not None else list(range(1, len(a) + 1))
 
 
 def parse_langs(spec: TestSet, langs: str | None) -> tuple[str, str]:
@@ -607,12 +609,12 @@ def load(
         raise TestSetError(_missing_message(spec, folder))
     if verify_checksums:
         verify(spec, where)
-    a, b, gold = _read_native(spec, where)
-    ts = LoadedTestSet(spec, spec.langs, a, b, gold, where, verify_checksums)
+    a, b, gold, ids = _read_native(spec, where)
+    ts = LoadedTestSet(spec, spec.langs, a, b, gold, where, verify_checksums, ids=ids)
     for fix in spec.fixes:
         FIXES[fix](ts)
     if direction != spec.langs:
-        ts = LoadedTestSet(spec, direction, ts.tgt, ts.src, ts.gold.reversed(), where, verify_checksums, ts.notes)
+        ts = LoadedTestSet(spec, direction, ts.tgt, ts.src, ts.gold.reversed(), where, verify_checksums, ts.notes, ids)
     return ts
 
 

@@ -472,3 +472,19 @@ def test_paired_bootstrap_on_one_sentence_says_it_cannot_decide(tmp_path, capsys
     assert main([g, h, h2, "--paired-bootstrap", "1000", "--format", "json"]) == 0
     t = json.loads(capsys.readouterr().out)[1]["paired_bootstrap"]
     assert t["p_value"] is None and t["p_one_sided"] is None and "1 sentence" in t["undecided"]
+
+
+def test_named_set_numbers_naacl_hypotheses_as_its_own_files(shared, tmp_path, monkeypatch, capsys):
+    """WPT 2005 numbers its sentences from 26 (<s snum=N>): a NAACL hypothesis numbered so scores with -t, and one
+    whose last sentences have no links is not short of sentences."""
+    monkeypatch.setenv("NORM_ALIGN_TESTSETS", str(shared / "gold"))
+    from align.links import testsets
+
+    ts = testsets.load("wpt05")
+    rows = [f"{ts.ids[k]} {s + 1} {t + 1}" for k, links in enumerate(ts.gold.to_lists()) for s, t in links]
+    h = write(tmp_path, "w.naacl", "\n".join(rows) + "\n")
+    assert main(["-t", "wpt05", "--hyp-format", "naacl", h, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["aer"] == 0.0
+    last = ts.ids[-1]
+    h2 = write(tmp_path, "w2.naacl", "\n".join(r for r in rows if not r.startswith(f"{last} ")) + "\n")
+    assert main(["-t", "wpt05", "--hyp-format", "naacl", h2]) == 0

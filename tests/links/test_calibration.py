@@ -160,3 +160,13 @@ def test_bidirectional_calibration_reads_both_directions(tmp_path):
         back.probabilities(*mats[0][:2])
     with pytest.raises(C.CalibrationError, match=r"reverse scores of shape \(2, 3\); expected"):
         C.pair_features(np.ones((2, 3)), None, np.ones((2, 3)), None)
+
+
+def test_features_that_are_not_a_list_are_one_error(tmp_path):
+    cal = _toy_fit()
+    d = json.loads(cal.to_json())
+    d["cells"]["features"] = None
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(d))
+    with pytest.raises(C.CalibrationError, match="cells: features None"):
+        C.read_calibration(str(p))
