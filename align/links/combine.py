@@ -25,6 +25,7 @@ Shapes: forward ``(tgt_len, src_len)``, reverse ``(src_len, tgt_len)`` as the re
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -97,7 +98,8 @@ def combine_scores(forward: np.ndarray, reverse: np.ndarray, combiner: str = "hm
     check_pair(forward, reverse)
     f = row_shares(np.maximum(np.asarray(forward, dtype=np.float64), 0.0))
     b = row_shares(np.maximum(np.asarray(reverse, dtype=np.float64), 0.0)).T
-    return fn(f, b)
+    out: np.ndarray = fn(f, b)
+    return out
 
 
 def is_soft(name: str) -> bool:
@@ -151,7 +153,7 @@ def reverse_decode(reverse: np.ndarray) -> Links:
     return decode_argmax_src(np.asarray(reverse).T)
 
 
-def _lookup(registry: dict, name: str, what: str):
+def _lookup(registry: dict[str, Callable[..., Any]], name: str, what: str) -> Callable[..., Any]:
     try:
         return registry[name]
     except KeyError:
