@@ -1,7 +1,9 @@
 """Statistical baseline on equal data: eflomal trained on exactly the text our NMT models saw (their
 training pairs plus the test sentences repeated ``--test-repeat`` times, never the gold links; 1 is
 the lilt/alignment-scripts protocol), forward, reverse and symmetrized, scored on the gold.
-Writes benchmarks/results/eflomal_<pair>_x<N>.json.
+Writes benchmarks/results/eflomal_<pair>_x<N>.json and, for paired tests against it (benchmarks/bidirectional.py),
+the links of every system on the test sentences: benchmarks/results/eflomal_<pair>_x<N>/SYSTEM.align (Pharaoh,
+0-based, source first, the gold's sentence order; links only, never the text or the gold).
 
 Usage: python benchmarks/eflomal_baseline.py [--pair deen|enfr] [--test-repeat 20] [--shared ../shared/data]
   deen: every De-En pair of ../shared (data.prep.corpus) + the RWTH sentences, as data/models/deen saw them
@@ -21,7 +23,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from align.links.alignments import Alignments  # noqa: E402
-from align.links.formats import read_alignments, read_text_pairs, shared_data_dir, write_text_atomic  # noqa: E402
+from align.links.formats import (  # noqa: E402
+    read_alignments,
+    read_text_pairs,
+    shared_data_dir,
+    write_alignments,
+    write_text_atomic,
+)
 from align.links.symmetrize import symmetrize_corpus  # noqa: E402
 from eval.metrics import bootstrap_ci, count_matches, score_counts  # noqa: E402
 
@@ -84,6 +92,10 @@ def main(argv=None) -> int:
             systems[name] = read_alignments(path + ".test")
     for m in ("intersect", "grow-diag", "grow-diag-final-and", "union"):
         systems[m] = symmetrize_corpus(systems["forward"], systems["reverse"], m)
+    links_dir = os.path.splitext(out)[0]
+    os.makedirs(links_dir, exist_ok=True)
+    for name, hyp in systems.items():
+        write_alignments(hyp, os.path.join(links_dir, f"{name}.align"), "pharaoh")
     results = {}
     for name, hyp in systems.items():
         c = count_matches(gold, hyp)
@@ -111,7 +123,7 @@ def main(argv=None) -> int:
     write_text_atomic(out, json.dumps(meta, indent=1))
     print(
         f"{len(train)} training pairs + {len(test)} test pairs x{args.test_repeat}, {meta['seconds']} s -> "
-        f"{os.path.relpath(out, ROOT)}"
+        f"{os.path.relpath(out, ROOT)} (links in {os.path.relpath(links_dir, ROOT)}/)"
     )
     return 0
 

@@ -89,6 +89,11 @@ class NormAligner(Aligner):
         aligner.model_path = checkpoint
         return aligner
 
+    def languages(self) -> tuple[str | None, str | None]:
+        """The task's ``source_lang`` and ``target_lang`` (None where the checkpoint names none)."""
+        cfg = getattr(self.task, "cfg", None)
+        return getattr(cfg, "source_lang", None), getattr(cfg, "target_lang", None)
+
     def identity(self) -> dict:
         """A sha256 over the model's weights, config, dictionaries and SentencePiece model."""
         from align.extraction.signature import files_digest

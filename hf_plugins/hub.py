@@ -80,6 +80,10 @@ class HFAligner(Aligner):
         aligner.source = source
         return aligner
 
+    def languages(self) -> tuple[str | None, str | None]:
+        """The language codes given for a multilingual tokenizer (None for a one-pair model such as Marian)."""
+        return self.src_lang, self.tgt_lang
+
     def identity(self) -> dict:
         """The model's part of a run signature: Hub id and revision, or folder and files digest."""
         return dict(self.source)

@@ -203,9 +203,24 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--reverse-model",
         metavar="MODEL",
-        help="with a bidirectional --calibration (align-calibrate "
-        "--reverse-model): the model of the other direction, run over the same pairs turned round; the "
-        "calibrated setting's probabilities then read both models' scores",
+        help="the model of the other direction (fairseq, Hugging Face, or the same multilingual model: its "
+        "--src-lang/--tgt-lang are swapped), run over the same pairs turned round: --out then also gets "
+        "NAME.reverse.align (its links, source first) and NAME.COMBINATION.align for each --combine; with "
+        "a bidirectional --calibration its probabilities read both models' scores",
+    )
+    ap.add_argument(
+        "--combine",
+        metavar="LIST",
+        help="with --reverse-model: comma-separated combinations of the two directions: atools heuristics "
+        "(intersect, union, grow-diag, grow-diag-final, grow-diag-final-and) on both directions' links, or "
+        "COMBINER:DECODER on both score matrices (COMBINER hmean, gmean, mean of the row shares; DECODER "
+        "threshold, intersect, itermax, argmax) (default grow-diag-final-and,hmean:threshold)",
+    )
+    ap.add_argument(
+        "--combine-threshold",
+        type=float,
+        metavar="T",
+        help="cutoff of the COMBINER:threshold combinations, in [0, 1] (default 0.2)",
     )
     ap.add_argument(
         "--prob-threshold",
@@ -333,8 +348,9 @@ def _main(argv=None) -> int:
             raise ValueError("--batch-size must be at least 1")
         if args.calibration and not args.out:
             raise ValueError("--calibration needs --out (it writes NAME.probs beside NAME.align)")
-        if (args.prob_threshold is not None or args.sentence_scores or args.reverse_model) and not args.calibration:
-            raise ValueError("--prob-threshold, --sentence-scores and --reverse-model need --calibration FILE")
+        if (args.prob_threshold is not None or args.sentence_scores) and not args.calibration:
+            raise ValueError("--prob-threshold and --sentence-scores need --calibration FILE")
+        args.combos = _combinations(args)
         if args.prob_threshold is not None and not 0.0 < args.prob_threshold <= 1.0:
             raise ValueError(f"--prob-threshold {args.prob_threshold}: expected a probability in (0, 1]")
     except LaunchError as e:
@@ -367,6 +383,43 @@ def _main(argv=None) -> int:
                 print(f"align-extract: {_one_line(e)}", file=sys.stderr)
                 return 1
         return _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, dest)
+
+
+def _combinations(args) -> list[str]:
+    """The checked ``--combine`` names (none without --reverse-model); ValueError on a bad flag."""
+    from ..links.combine import DEFAULT_THRESHOLD, check_combination, is_soft
+
+    if not args.reverse_model:
+        if args.combine or args.combine_threshold is not None:
+            raise ValueError("--combine and --combine-threshold need --reverse-model")
+        return []
+    if not args.out:
+        raise ValueError("--reverse-model needs --out (it writes forward, reverse and combined files)")
+    if args.level != "word":
+        raise ValueError("--reverse-model needs --level word (the two models' subwords differ; their words do not)")
+    combos = _csv(args.combine if args.combine is not None else "grow-diag-final-and,hmean:threshold")
+    for c in combos:
+        check_combination(c)
+    if len(set(combos)) != len(combos):
+        raise ValueError(f"--combine {args.combine}: a combination given twice")
+    if args.combine_threshold is not None:
+        if not any(is_soft(c) and c.endswith(":threshold") for c in combos):
+            raise ValueError("--combine-threshold applies to COMBINER:threshold combinations; --combine has none")
+        if not 0.0 <= args.combine_threshold <= 1.0:
+            raise ValueError(f"--combine-threshold {args.combine_threshold}: expected a value in [0, 1]")
+    else:
+        args.combine_threshold = DEFAULT_THRESHOLD
+    return combos
+
+
+def reverse_name(name: str) -> str:
+    """``norm-awi-layer1.align`` -> ``norm-awi-layer1.reverse.align``: the reverse model's links, source first."""
+    return name.removesuffix(".align") + ".reverse.align"
+
+
+def combined_name(name: str, combination: str) -> str:
+    """``norm-awi-layer1.align``, ``hmean:threshold`` -> ``norm-awi-layer1.hmean-threshold.align``."""
+    return name.removesuffix(".align") + "." + combination.replace(":", "-") + ".align"
 
 
 def _testset_input(args, stack: ExitStack) -> str:
@@ -433,8 +486,16 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
         ap.error(str(e))
     if not args.out and (len(spec.methods), len(spec.layers), len(spec.shifts)) != (1, 1, 1):
         ap.error("without --out, give one method, one layer and one shift (or --out DIR for many)")
+    args.reverse = None
+    if args.reverse_model:
+        loaded = _load_reverse(ap, args, aligner, spec, kwargs, opts)
+        if isinstance(loaded, int):
+            return loaded
+        args.reverse = loaded
     args.calibrated = None
     if args.calibration:
+        from dataclasses import replace
+
         from ..links.calibration import CalibrationError, read_calibration
         from .calibrate import calibration_setting
 
@@ -451,34 +512,22 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
                 + (
                     "bidirectional: give the --reverse-model it was fitted with"
                     if cal.bidirectional
-                    else "of one direction: --reverse-model does not apply"
+                    else "of one direction: give it without --reverse-model"
                 )
             )
         reverse, rspec = None, None
-        if args.reverse_model:
-            try:
-                rfw = framework_of(args.reverse_model)
-                rkwargs = {k: v for k, v in kwargs.items() if k not in ("src_lang", "tgt_lang", "trust")}
-                if rfw == "hf":  # the same multilingual model the other way round: its languages swapped
-                    rkwargs.update(src_lang=args.tgt_lang, tgt_lang=args.src_lang)
-                else:
-                    rkwargs.update(trust=args.trust_checkpoint or None)
-                reverse = load_aligner(args.reverse_model, rfw, **rkwargs)
-                got = {k: v for k, v in reverse.identity().items() if k != "path"}
-                if got != cal.setting.get("reverse_model"):
-                    raise CalibrationError(
-                        f"{args.calibration}: fitted with reverse model "
-                        f"{cal.setting.get('reverse_model')}; --reverse-model is {got}"
-                    )
-                rspec = reverse.spec([want.get("method")], [want.get("layer")], [want.get("shift")])
-            except CalibrationError as e:
-                print(f"align-extract: {e}", file=sys.stderr)
+        if args.reverse is not None:
+            reverse = args.reverse[0]
+            got = {k: v for k, v in reverse.identity().items() if k != "path"}
+            if got != cal.setting.get("reverse_model"):
+                print(
+                    f"align-extract: {args.calibration}: fitted with reverse model "
+                    f"{cal.setting.get('reverse_model')}; --reverse-model is {got}",
+                    file=sys.stderr,
+                )
                 return 1
-            except ValueError as e:  # a layer the reverse model does not have
-                ap.error(f"--reverse-model: {e}")
-            except Exception as e:  # the framework's own errors: one line
-                print(f"align-extract: {args.reverse_model}: {_one_line(e)}", file=sys.stderr)
-                return 1
+            one = {"methods": (want.get("method"),), "layers": (want.get("layer"),), "shifts": (want.get("shift"),)}
+            rspec = replace(args.reverse[1], **one)
         match = [
             n
             for n, m, la, sh, h in aligner.settings(spec, spec.heads is None)
@@ -490,7 +539,8 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
                 f"{want.get('shift')} ({', '.join(f'{k}={v}' for k, v in want.items())}); this run does not "
                 "compute that setting (add it to --methods, --layers, --shifts)"
             )
-        args.calibrated = (match[0], cal, reverse, rspec)
+        m0, la0, sh0 = (want.get("method"),), (want.get("layer"),), (want.get("shift"),)
+        args.calibrated = (match[0], cal, reverse, rspec, replace(spec, methods=m0, layers=la0, shifts=sh0))
         fitted = str(cal.fitted_on.get("gold", ""))
         if getattr(args, "test_set_signature", None) and fitted.split("|")[0] == args.test_set_signature.split("|")[0]:
             print(
@@ -535,6 +585,8 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
         "shard": f"{shard}/{shards}",
         "merged": merged,
         "preprocessing": aligner.preprocessing(),
+        "reverse_model": args.reverse_model,
+        "combine": list(args.combos),
         "signature": stats["signature"],
         "seconds": round(time.time() - t0, 1),
     }
@@ -546,7 +598,13 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
         print(
             f"aligned {stats['pairs']} pairs with {fw} {args.model}{rev}: {len(spec.methods)} method(s) x "
             f"{len(spec.layers)} layer(s) x {len(spec.shifts)} shift(s) in {summary['seconds']} s"
+            + (
+                f"; and the other way round with {args.reverse_model} ({len(args.combos)} combination(s))"
+                if args.reverse is not None
+                else ""
+            )
             + (f", {stats['truncated']} truncated" if stats["truncated"] else "")
+            + (f", {stats['truncated_reverse']} truncated by the reverse model" if stats["truncated_reverse"] else "")
             + (", lowercased" if aligner.lowercase else "")
             + (f"; files in {dest}" if dest else "")
             + (f"; merged into {merged}" if merged else "")
@@ -556,30 +614,114 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
     return 0
 
 
-def _reverse_scores(args, items: list) -> dict:
-    """With --reverse-model: {k: (reverse scores (S, T), reverse NULL (S,))} of the calibrated setting for
-    ``items[k]``, the pairs turned round and batched through the reverse model."""
-    name, _, reverse, rspec = args.calibrated
-    if reverse is None:
+def _load_reverse(ap, args, aligner, spec, kwargs: dict, opts: dict):
+    """``(reverse aligner, its spec)`` for --reverse-model, checked against the forward model: the same
+    settings exist in it, and the languages it declares are the forward model's turned round. An int (the
+    exit status) when it cannot be used; usage errors exit 2 through ``ap``."""
+    path = args.reverse_model
+    rfw = framework_of(path)
+    rkwargs = {k: v for k, v in kwargs.items() if k not in ("src_lang", "tgt_lang", "trust")}
+    if rfw == "hf":  # the same multilingual model the other way round: its languages swapped
+        rkwargs.update(src_lang=args.tgt_lang, tgt_lang=args.src_lang)
+    else:
+        rkwargs.update(trust=args.trust_checkpoint or None)
+    try:
+        reverse = load_aligner(path, rfw, **rkwargs)
+    except Exception as e:  # the framework's own errors: one line
+        if missing_module(e):
+            raise
+        msg = _one_line(e)
+        print(f"align-extract: --reverse-model {msg if msg.startswith(path) else f'{path}: {msg}'}", file=sys.stderr)
+        return 1
+    if args.lowercase:
+        reverse.lowercase = True
+    (fs, ft), (rs, rt) = aligner.languages(), reverse.languages()
+    if None not in (fs, ft, rs, rt) and (rs, rt) != (ft, fs):
+        print(
+            f"align-extract: --reverse-model {path} translates {rs}->{rt}; expected {ft}->{fs}, the --model's "
+            f"direction ({fs}->{ft}) turned round",
+            file=sys.stderr,
+        )
+        return 1
+    if reverse.lowercase != aligner.lowercase:
+        print(
+            f"align-extract: --reverse-model {path} was trained on "
+            + ("lowercased" if reverse.lowercase else "cased")
+            + f" text and --model {args.model} on "
+            + ("lowercased" if aligner.lowercase else "cased")
+            + " text; the two directions would read different words (give both the same preprocessing, "
+            "e.g. --lowercase)",
+            file=sys.stderr,
+        )
+        return 1
+    heads = list(spec.heads) if spec.heads else None
+    try:
+        rspec = reverse.spec(
+            spec.methods, spec.layers, spec.shifts, spec.level, spec.decoder, heads, spec.specials_policy, **opts
+        )
+    except ValueError as e:  # a layer or head the reverse model does not have
+        ap.error(f"--reverse-model {path}: {e}")
+    per_head = spec.heads is None
+    mine = [n for n, *_ in aligner.settings(spec, per_head)]
+    theirs = [n for n, *_ in reverse.settings(rspec, per_head)]
+    if mine != theirs:
+        extra = sorted(set(mine) ^ set(theirs))
+        ap.error(
+            f"--reverse-model {path}: has {reverse.n_heads} heads per layer and --model {aligner.n_heads}, so "
+            f"their per-head files differ ({', '.join(extra[:3])}); give --heads"
+        )
+    return reverse, rspec
+
+
+def _score_reverse(args, items: list) -> dict:
+    """With --reverse-model: ``{k: (source, target, scores)}`` of the reverse model for ``items[k]`` turned
+    round (its source is the pair's target), batched by length as the forward pass is."""
+    if args.reverse is None:
         return {}
+    reverse, rspec = args.reverse
+    turned = [(f"{where} (reverse model)", t, s) for where, s, t in items]
+    return {
+        k: (rse, rte, rsc) for k, rse, rte, rsc in reverse.score_items(turned, rspec, args.batch_size, args.truncate)
+    }
+
+
+def _both_directions(args, names: list[str], links_of: dict, fwd: dict, rev: dict, scored: tuple) -> dict:
+    """The reverse links (turned round to ``(src, tgt)``) and every --combine of one pair, keyed by file name.
+    ``fwd``/``rev``: word-score matrices by setting name, forward (T, S) and reverse (S, T); under
+    --truncate the two models may keep different numbers of words, and soft combinations read the words
+    both kept."""
+    from ..links.combine import combine, combine_links, reverse_links
+
+    reverse, rspec = args.reverse
+    rlinks = reverse.links(*scored, rspec, rspec.heads is None)
     out = {}
-    for k, rse, rte, rsc in reverse.score_items(
-        [(w, t, s) for w, s, t in items], rspec, args.batch_size, args.truncate
-    ):
-        w = reverse.word_scores(rse, rte, rsc, rspec, null=True)[name]
-        out[k] = (w[:, :-1], w[:, -1])
+    for name in names:
+        back = reverse_links(rlinks[name])
+        out[reverse_name(name)] = back
+        for c in args.combos:
+            if ":" in c:
+                f, r = fwd[name], rev[name]
+                t, s = min(f.shape[0], r.shape[1]), min(f.shape[1], r.shape[0])
+                out[combined_name(name, c)] = combine(c, f[:t, :s], r[:s, :t], args.combine_threshold)
+            else:
+                out[combined_name(name, c)] = combine_links(c, links_of[name], back)
     return out
 
 
 def _write_calibrated(
-    aligner, se, te, sc, spec, args, links_of: dict, files: dict, prefix: str, line: int, reverse: tuple = ()
+    aligner, se, te, sc, args, links_of: dict, files: dict, prefix: str, line: int, scored: tuple | None
 ) -> None:
-    """The calibrated setting's probabilities (and links, under --prob-threshold) and the pair's sentence score."""
+    """The calibrated setting's probabilities (and links, under --prob-threshold) and the pair's sentence score;
+    ``scored``: the reverse model's (source, target, scores) of the pair, with a bidirectional calibration."""
     from ..links.softscores import encode_scores
 
-    name, cal = args.calibrated[:2]
-    w = aligner.word_scores(se, te, sc, spec, null=True)[name]
-    probs = cal.probabilities(w[:, :-1], w[:, -1], *reverse)
+    name, cal, reverse, rspec, cspec = args.calibrated
+    w = aligner.word_scores(se, te, sc, cspec, null=True)[name]  # only the calibrated setting's matrix
+    both: tuple = ()
+    if reverse is not None and scored is not None:
+        rw = reverse.word_scores(*scored, rspec, null=True)[name]
+        both = (rw[:, :-1], rw[:, -1])
+    probs = cal.probabilities(w[:, :-1], w[:, -1], *both)
     if args.prob_threshold is not None:
         links_of[name] = [(int(s), int(t)) for t, s in zip(*np.nonzero(probs >= args.prob_threshold))]
     links = sorted(links_of[name])  # format_links writes them in this order: the probabilities follow it
@@ -600,7 +742,7 @@ def _one_line(e: BaseException) -> str:
 def signature(aligner, spec, args, reader: PairReader) -> dict:
     """Everything that changes this run's output: :mod:`align.extraction.signature`."""
     identity = aligner.identity() if hasattr(aligner, "identity") else {}
-    return {
+    sig = {
         "version": __version__,
         "model": {k: v for k, v in identity.items() if k != "path"},
         "input": {
@@ -628,6 +770,14 @@ def signature(aligner, spec, args, reader: PairReader) -> dict:
             "calibration": _calibration_signature(args),
         },
     }
+    if getattr(args, "reverse", None) is not None:  # only then: one direction's signature stays as it was
+        reverse = args.reverse[0]
+        sig["reverse_model"] = {
+            **{k: v for k, v in reverse.identity().items() if k != "path"},
+            "preprocessing": reverse.preprocessing(),
+        }
+        sig["settings"]["combine"] = {"combinations": list(args.combos), "threshold": args.combine_threshold}
+    return sig
 
 
 def _calibration_signature(args) -> dict | bool:
@@ -671,7 +821,7 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
         reader.name = args.input_name
     sharded = args.shard is not None
     per_head_files = spec.heads is None
-    stats: dict[str, Any] = {"pairs": 0, "truncated": 0}
+    stats: dict[str, Any] = {"pairs": 0, "truncated": 0, "truncated_reverse": 0}
     total = (
         count_lines(args.input)
         if (args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())) and os.path.isfile(args.input)
@@ -689,17 +839,26 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
             dynamic_ncols=True,
         )
     calibrated: dict = {}  # the calibrated setting's extra files (with --out and --calibration)
+    scores_files: dict = {}
+    names: list[str] = []
     with ExitStack() as stack:
         if dest is not None:
             tmp = stack.enter_context(publishing(dest, args.overwrite))
             names = [s[0] for s in aligner.settings(spec, per_head_files)]
+            both = (
+                [n2 for n in names for n2 in [reverse_name(n)] + [combined_name(n, c) for c in args.combos]]
+                if args.reverse is not None
+                else []
+            )
             opened = {
-                n: stack.enter_context(open(os.path.join(tmp, n), "w", encoding="utf-8", newline="\n")) for n in names
+                n: stack.enter_context(open(os.path.join(tmp, n), "w", encoding="utf-8", newline="\n"))
+                for n in names + both
             }  # every setting's file, so an empty input gives empty files
+            scored_names = names + ([reverse_name(n) for n in names] if args.reverse is not None else [])
             scores_files = (
                 {
                     n: stack.enter_context(open(os.path.join(tmp, scores_name(n)), "w", encoding="utf-8", newline="\n"))
-                    for n in names
+                    for n in scored_names
                 }
                 if args.save_scores
                 else {}
@@ -729,7 +888,8 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
                     translations.writelines(p + " ".join(h) + "\n" for p, (_, _, h) in zip(prefix, chunk))
             items = [(w, s, t) for w, (_, s, t) in zip(where, chunk)]
             lines = []
-            reverse_scores = _reverse_scores(args, items) if calibrated else {}
+            rev_scored = _score_reverse(args, items) if dest is not None else {}
+            soft = bool(scores_files) or any(":" in c for c in args.combos)
             for k, se, te, sc in aligner.score_items(items, spec, args.batch_size, args.truncate):
                 stats["truncated"] += bool(se.dropped or te.dropped)
                 if dest is None:
@@ -737,25 +897,25 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
                     lines.append(format_links(links_for(sc, se.words, te.words, spec, m, la, sh)) + "\n")
                     continue
                 links_of = aligner.links(se, te, sc, spec, per_head_files)
+                fwd = aligner.word_scores(se, te, sc, spec, per_head_files) if soft else {}
+                rev: dict = {}
+                if args.reverse is not None:
+                    rse, rte, rsc = rev_scored[k]
+                    stats["truncated_reverse"] += bool(rse.dropped or rte.dropped)
+                    reverse, rspec = args.reverse
+                    rev = reverse.word_scores(rse, rte, rsc, rspec, per_head_files) if soft else {}
+                    links_of.update(_both_directions(args, names, links_of, fwd, rev, rev_scored[k]))
                 if calibrated:
                     _write_calibrated(
-                        aligner,
-                        se,
-                        te,
-                        sc,
-                        spec,
-                        args,
-                        links_of,
-                        calibrated,
-                        prefix[k],
-                        chunk[k][0],
-                        reverse_scores.get(k, ()),
+                        aligner, se, te, sc, args, links_of, calibrated, prefix[k], chunk[k][0], rev_scored.get(k)
                     )
                 for name, links in links_of.items():
                     opened[name].write(prefix[k] + format_links(links) + "\n")
                 if scores_files:
-                    for name, m in aligner.word_scores(se, te, sc, spec, per_head_files).items():
+                    for name, m in fwd.items():
                         scores_files[name].write(prefix[k] + encode_scores(m) + "\n")
+                    for name, m in rev.items():
+                        scores_files[reverse_name(name)].write(prefix[k] + encode_scores(m) + "\n")
             if dest is None:
                 out.writelines(lines)
                 out.flush()
@@ -792,6 +952,8 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
                     "signature": stats["signature"],
                     "model_path": args.model,
                 }
+            if args.reverse is not None:
+                man["reverse_model_path"] = args.reverse_model
             for f in (
                 list(opened.values())
                 + list(scores_files.values())

@@ -88,6 +88,11 @@ class Aligner:
         """The model's part of a run signature (a digest of its files, or a Hub revision)."""
         return {}
 
+    def languages(self) -> tuple[str | None, str | None]:
+        """(source, target) language codes the model declares (its task's, or a multilingual tokenizer's
+        chosen pair); None where it declares none."""
+        return None, None
+
     def preprocess(self, words: Sequence[str]) -> list[str]:
         """What the model's training text went through (lowercasing, when its config says so)."""
         return [w.lower() for w in words] if self.lowercase else list(words)

@@ -186,17 +186,17 @@ def check_manifests(paths: dict[int, str]) -> list[dict]:
                 f"{paths[k]}: the input has {man['total']} sentences but {first['total']} in "
                 f"{paths[0]}: shards of different inputs"
             )
-        if sorted(man["files"]) != sorted(first["files"]):
-            extra = sorted(set(man["files"]) ^ set(first["files"]))
-            raise ShardError(
-                f"{paths[k]}: writes other settings than {paths[0]} (differing files: "
-                f"{', '.join(extra[:5])}); expected the same methods, layers and shifts"
-            )
         diff = differing(first.get("signature") or {}, man.get("signature") or {})
         if diff:
             raise ShardError(
                 f"{paths[k]}: made by another run than {paths[0]}: {', '.join(diff)} differ"
                 f" (e.g. {diff[0]}: {_get(man, diff[0])!r} vs {_get(first, diff[0])!r})"
+            )
+        if sorted(man["files"]) != sorted(first["files"]):
+            extra = sorted(set(man["files"]) ^ set(first["files"]))
+            raise ShardError(
+                f"{paths[k]}: writes other settings than {paths[0]} (differing files: "
+                f"{', '.join(extra[:5])}); expected the same methods, layers and shifts"
             )
     return mans
 

@@ -53,12 +53,18 @@ def differing(a: Mapping[str, Any], b: Mapping[str, Any], prefix: str = "") -> l
 def short(signature: Mapping[str, Any]) -> str:
     """A one-line form for a summary: ``model:sha256=1a2b3c4d|input:sha256=...,lines=N|...``."""
     parts = []
-    for key in ("model", "input"):
+    for key in ("model", "reverse_model", "input"):
+        if key == "reverse_model" and not signature.get(key):
+            continue  # one direction: the line stays as it was
         v = signature.get(key) or {}
         # digests are cut to 12 hex digits; a test set's own signature stays whole (it is short already)
         parts.append(
             f"{key}:"
-            + ",".join(f"{k}={str(x) if k == 'test_set' else str(x)[:12]}" for k, x in sorted(v.items()) if k != "path")
+            + ",".join(
+                f"{k}={str(x) if k == 'test_set' else str(x)[:12]}"
+                for k, x in sorted(v.items())
+                if k != "path" and not isinstance(x, Mapping)
+            )
         )
     parts.append(f"version:{signature.get('version')}")
     return "|".join(parts)

@@ -1,6 +1,7 @@
 """align-calibrate and align-extract --calibration end to end on the shipped En-Fr model (60 Hansards pairs)."""
 
 import json
+import shutil
 import os
 
 import numpy as np
@@ -249,7 +250,11 @@ def test_bidirectional_calibration_on_rwth(shared, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:  # a bidirectional calibration without its reverse model
         extract(*args, "--out", str(tmp_path / "e"))
     assert e.value.code == 2 and "bidirectional" in capsys.readouterr().err
-    assert (
-        extract(*args, "--reverse-model", deen, "--out", str(tmp_path / "f")) == 1
-    )  # not the model it was fitted with
-    assert "fitted with reverse model" in capsys.readouterr().err and not (tmp_path / "f").exists()
+    assert extract(*args, "--reverse-model", deen, "--out", str(tmp_path / "f")) == 1  # not the other direction
+    assert "translates de->en; expected en->de" in capsys.readouterr().err and not (tmp_path / "f").exists()
+    other = tmp_path / "ende-copy"  # the right direction, but not the model it was fitted with
+    shutil.copytree(ende, other)
+    config = json.loads((other / "model_config.json").read_text())
+    (other / "model_config.json").write_text(json.dumps({**config, "note": "another model"}))
+    assert extract(*args, "--reverse-model", str(other), "--out", str(tmp_path / "g")) == 1
+    assert "fitted with reverse model" in capsys.readouterr().err and not (tmp_path / "g").exists()

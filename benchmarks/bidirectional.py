@@ -1,0 +1,332 @@
+"""Both directions combined, with every choice made on held-out sentences: one direction against both,
+hard (atools heuristics) against soft (score matrices combined, then decoded), beside eflomal trained on the
+same text and beside published figures. Writes ``OUT/NAME.{md,json}``.
+
+Protocol (as the RWTH experiment's headline): the gold sentences are split in two interleaved halves
+(sentence i in half i % 2); every choice (method, layer of each direction, shift, combination, decoder,
+threshold) is made by AER on one half and scored on the other, both ways round, and the two scored halves
+pooled: every sentence's links come from settings chosen without it. Families of candidates:
+
+- ``forward`` / ``reverse``: one model, each (method, layer, shift), argmax links (the reverse model's
+  turned round to source-first);
+- ``hard``: the two directions' argmax links of the same method and shift (any layer of each) under each
+  atools heuristic of :mod:`align.links.symmetrize`;
+- ``soft``: the same pairs of score matrices combined per cell (:mod:`align.links.combine`: hmean, gmean,
+  mean of row shares) and decoded (threshold over a grid, intersect, itermax, argmax);
+- ``both``: hard and soft together; ``any``: every family (one direction may win).
+
+Bootstrap 95% intervals over sentences, and paired bootstrap tests (same sentences, same resamples) of the
+pooled held-out AER against eflomal's forward, reverse, intersect and grow-diag-final-and
+(``benchmarks/eflomal_baseline.py`` writes their links) and against the published Mgiza output where
+``../shared/data/system_outputs`` has it. The 8-bit score files' cost: the chosen soft settings re-run on
+matrices quantized as ``align.links.softscores`` stores them.
+
+Usage:
+  python benchmarks/bidirectional.py -t rwth --forward data/models/deen --reverse data/models/ende --name bidirectional_rwth
+  python benchmarks/bidirectional.py -t hansards --forward data/models/enfr \\
+      --reverse work/fren/checkpoints/checkpoint_best.pt --reverse-vocab data/models/enfr --name bidirectional_hansards
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from align.links.combine import COMBINERS, combine_scores  # noqa: E402
+from align.links.decode import decode_argmax, decode_intersect, decode_itermax  # noqa: E402
+from align.links.formats import read_alignments, shared_data_dir, write_text_atomic  # noqa: E402
+from align.links.softscores import quantize_scores  # noqa: E402
+from align.links.symmetrize import SYMMETRIZERS  # noqa: E402
+from eval.experiment import folds_of, held_out_choice, load_gold  # noqa: E402
+from eval.metrics import SentenceCounts, bootstrap_ci, count_matches, paired_bootstrap, score_counts  # noqa: E402
+
+THRESHOLDS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
+"""The soft threshold decoder's grid: the choice among them is made on held-out sentences, like every other."""
+FAMILIES = ("forward", "reverse", "hard", "soft", "both", "any")
+
+# Quoted, not recomputed: figures printed by others on the same gold sets (sources named per row).
+PUBLISHED = {
+    "rwth": [
+        ("Mgiza (GIZA++), grow-diagonal-final", 20.6, "lilt/alignment-scripts@4da9bbf:README.md, 'Results'"),
+        ("fast_align, grow-diagonal", 27.0, "lilt/alignment-scripts@4da9bbf:README.md, 'Results'"),
+        ("Cross-Align (Lai et al. 2022), released output", 13.6, "lisasiyu/Cross-Align@017ba1e:README.md"),
+        (
+            "Kobayashi et al. 2020, norm AWI, best layer (own Europarl model)",
+            25.0,
+            "the authors' notebook: 24.98 (attention 29.77)",
+        ),
+    ],
+    "hansards": [
+        ("Mgiza (GIZA++), grow-diagonal", 5.9, "lilt/alignment-scripts@4da9bbf:README.md, 'Results'"),
+        ("fast_align, grow-diagonal", 10.5, "lilt/alignment-scripts@4da9bbf:README.md, 'Results'"),
+        ("awesome-align, mBERT fine-tuned", 4.1, "neulab/awesome-align@5f150d4:README.md, 'Model performance'"),
+        ("Cross-Align (Lai et al. 2022), released output", 3.4, "lisasiyu/Cross-Align@017ba1e:README.md"),
+        ("eflomal (its README, large training text)", 8.1, "robertostling/eflomal:README.md"),
+    ],
+}
+# Published system outputs on the same sentences, for paired tests (file under system_outputs, source first).
+OUTPUTS = {
+    "rwth": [("Mgiza grow-diagonal-final", "mgiza/test.deen.grow-diagonal-final.talp")],
+    "hansards": [("Mgiza grow-diagonal", "mgiza/test.enfr.grow-diagonal.talp")],
+}
+EFLOMAL = {"rwth": "eflomal_deen_x20", "hansards": "eflomal_enfr_x20"}
+EFLOMAL_SYSTEMS = ("forward", "reverse", "intersect", "grow-diag-final-and")
+
+
+def load_model(path: str, vocab: str | None):
+    """A fairseq model folder or checkpoint (``vocab``: the folder with its dictionaries and spm.model)."""
+    from fairseq_plugins.hub import NormAligner
+
+    if vocab:
+        spm = os.path.join(vocab, "spm.model")
+        return NormAligner.from_checkpoint(path, data_dir=vocab, spm_model=spm if os.path.exists(spm) else None)
+    return NormAligner.from_checkpoint(path)
+
+
+def word_matrices(aligner, pairs: list, methods: list[str], shifts: list[str]) -> dict[str, list[np.ndarray]]:
+    """Every setting's word-score matrices of every pair: ``{dump name: [(T, S) per sentence]}`` (the pair as
+    given: a reverse model gets the pairs turned round and gives (S, T))."""
+    spec = aligner.spec(methods, None, shifts)
+    items = [(f"sentence {k + 1}", s, t) for k, (s, t) in enumerate(pairs)]
+    out: dict[str, list[np.ndarray]] = {}
+    for _, se, te, sc in aligner.score_items(items, spec, 32):
+        for name, m in aligner.word_scores(se, te, sc, spec).items():
+            out.setdefault(name, []).append(np.asarray(m, dtype=np.float64))
+    return out
+
+
+class Counter:
+    """Per-sentence AER counts of links given as boolean (T, S) masks, against the gold's sure and possible."""
+
+    def __init__(self, gold, shapes: list[tuple[int, int]]) -> None:
+        self.sure, self.poss = [], []
+        for k, (t, s) in enumerate(shapes):
+            sm, pm = np.zeros((t, s), dtype=bool), np.zeros((t, s), dtype=bool)
+            for a, b in gold.links(k, "sure"):
+                if a < s and b < t:
+                    sm[b, a] = True
+            for a, b in gold.links(k, "all"):
+                if a < s and b < t:
+                    pm[b, a] = True
+            self.sure.append(sm)
+            self.poss.append(pm)
+        # links of the gold outside the shapes (never, for untruncated text) still count as sure links missed
+        self.n_sure = np.array([len(gold.links(k, "sure")) for k in range(len(shapes))], dtype=np.int32)
+
+    def counts(self, masks: list[np.ndarray]) -> SentenceCounts:
+        hyp = np.array([m.sum() for m in masks], dtype=np.int32)
+        hs = np.array([(m & s).sum() for m, s in zip(masks, self.sure)], dtype=np.int32)
+        hp = np.array([(m & p).sum() for m, p in zip(masks, self.poss)], dtype=np.int32)
+        return SentenceCounts(hyp, self.n_sure, hs, hp)
+
+
+def mask_of(links, shape: tuple[int, int]) -> np.ndarray:
+    m = np.zeros(shape, dtype=bool)
+    for s, t in links:
+        m[t, s] = True
+    return m
+
+
+def candidates(fwd: dict, rev: dict, counter: Counter, shapes: list, quantize: bool = False) -> dict:
+    """``{family: {candidate name: SentenceCounts}}`` of every candidate (see the module docstring)."""
+    q = (lambda m: quantize_scores(m).astype(np.float64)) if quantize else (lambda m: m)
+    fam: dict[str, dict[str, SentenceCounts]] = {f: {} for f in ("forward", "reverse", "hard", "soft")}
+    fl = {n: [decode_argmax(m) for m in ms] for n, ms in fwd.items()}
+    rl = {n: [sorted((t, s) for s, t in decode_argmax(m)) for m in ms] for n, ms in rev.items()}
+    for n in fwd:
+        fam["forward"][f"fwd:{n}"] = counter.counts([mask_of(x, sh) for x, sh in zip(fl[n], shapes)])
+    for n in rev:
+        fam["reverse"][f"rev:{n}"] = counter.counts([mask_of(x, sh) for x, sh in zip(rl[n], shapes)])
+    for nf in fwd:
+        mf = nf.split("-layer")[0]
+        for nr in rev:
+            if nr.split("-layer")[0] != mf:
+                continue  # the same method and shift in both directions; any layer of each
+            pair = f"{nf.removesuffix('.align')}+{nr.removesuffix('.align').split('-')[-1]}"
+            for h, fn in SYMMETRIZERS.items():
+                masks = [mask_of(fn(a, b), sh) for a, b, sh in zip(fl[nf], rl[nr], shapes)]
+                fam["hard"][f"{pair}:{h}"] = counter.counts(masks)
+            for c in COMBINERS:
+                combined = [combine_scores(q(a), q(b), c) for a, b in zip(fwd[nf], rev[nr])]
+                for t in THRESHOLDS:
+                    fam["soft"][f"{pair}:{c}:threshold={t}"] = counter.counts([m >= t for m in combined])
+                for d, fn in (("intersect", decode_intersect), ("itermax", decode_itermax), ("argmax", decode_argmax)):
+                    masks = [mask_of(fn(m), sh) for m, sh in zip(combined, shapes)]
+                    fam["soft"][f"{pair}:{c}:{d}"] = counter.counts(masks)
+    return fam
+
+
+def held_out(fam: dict, n: int, n_samples: int) -> dict[str, Any]:
+    """Each family's cross-validated choice (two interleaved halves), pooled AER, bootstrap interval."""
+    folds = folds_of(n, 2)
+    pools = {
+        "forward": fam["forward"],
+        "reverse": fam["reverse"],
+        "hard": fam["hard"],
+        "soft": fam["soft"],
+        "both": {**fam["hard"], **fam["soft"]},
+        "any": {**fam["forward"], **fam["reverse"], **fam["hard"], **fam["soft"]},
+    }
+    out = {}
+    for name, pool in pools.items():
+        h = held_out_choice(pool, list(pool), folds)
+        s = score_counts(h["pooled"])
+        ci = bootstrap_ci(h["pooled"], n_samples)
+        out[name] = {
+            "aer": 100 * s.aer,
+            "precision": 100 * s.precision,
+            "recall": 100 * s.recall,
+            "ci95_aer": [100 * x for x in ci["aer"]],
+            "folds": h["folds"],
+            "candidates": len(pool),
+            "_pooled": h["pooled"],
+        }
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-t", "--test-set", default="rwth", choices=sorted(EFLOMAL))
+    ap.add_argument("--testsets-dir")
+    ap.add_argument("--forward", default="data/models/deen")
+    ap.add_argument("--reverse", default="data/models/ende")
+    ap.add_argument("--forward-vocab", help="folder of the forward checkpoint's dictionaries and spm.model")
+    ap.add_argument("--reverse-vocab", help="folder of the reverse checkpoint's dictionaries and spm.model")
+    ap.add_argument("--methods", default="attn,norm,alti")
+    ap.add_argument("--shifts", default="awo,awi")
+    ap.add_argument("--bootstrap", type=int, default=1000)
+    ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--shared", default=shared_data_dir())
+    ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results"))
+    ap.add_argument("--name", help="default bidirectional_<test set>")
+    args = ap.parse_args(argv)
+    name = args.name or f"bidirectional_{args.test_set}"
+    t0 = time.time()
+    pairs, gold = load_gold(args.test_set, args.limit, args.testsets_dir)
+    n = len(pairs)
+    methods, shifts = args.methods.split(","), args.shifts.split(",")
+    fwd_model, rev_model = load_model(args.forward, args.forward_vocab), load_model(args.reverse, args.reverse_vocab)
+    fwd = word_matrices(fwd_model, pairs, methods, shifts)
+    rev = word_matrices(rev_model, [(t, s) for s, t in pairs], methods, shifts)
+    t_scores = time.time() - t0
+    shapes = [m.shape for m in next(iter(fwd.values()))]
+    for nm, ms in rev.items():
+        bad = [k for k, (m, sh) in enumerate(zip(ms, shapes)) if m.shape != sh[::-1]]
+        if bad:
+            raise SystemExit(f"{args.reverse}: {nm}: sentence {bad[0] + 1} has other word counts than the forward's")
+    counter = Counter(gold, shapes)
+    fam = candidates(fwd, rev, counter, shapes)
+    res = held_out(fam, n, args.bootstrap)
+    # the 8-bit files' cost: the whole search again on quantized matrices (soft family only differs)
+    fam8 = candidates(fwd, rev, counter, shapes, quantize=True)
+    res8 = held_out({**fam, "soft": fam8["soft"]}, n, args.bootstrap)
+    baselines: dict[str, SentenceCounts] = {}
+    efl_dir = os.path.join(ROOT, "benchmarks", "results", EFLOMAL[args.test_set])
+    for s in EFLOMAL_SYSTEMS:
+        p = os.path.join(efl_dir, f"{s}.align")
+        if os.path.exists(p) and not args.limit:
+            baselines[f"eflomal {s}"] = count_matches(gold, read_alignments(p, "pharaoh"))
+    for label, rel in OUTPUTS[args.test_set]:
+        p = os.path.join(args.shared, "system_outputs", rel)
+        if os.path.exists(p) and not args.limit:
+            baselines[label] = count_matches(gold, read_alignments(p, "talp"))
+    tests = []
+    for fam_name in ("forward", "hard", "soft", "both", "any"):
+        for b, bc in baselines.items():
+            t = paired_bootstrap(bc, res[fam_name]["_pooled"], args.bootstrap)
+            tests.append({"ours": fam_name, "baseline": b, "baseline_aer": 100 * score_counts(bc).aer, **t})
+    meta = {
+        "test_set": args.test_set,
+        "sentences": n,
+        "forward": args.forward,
+        "reverse": args.reverse,
+        "methods": methods,
+        "shifts": shifts,
+        "thresholds": list(THRESHOLDS),
+        "seconds_scoring": round(t_scores, 1),
+        "seconds": round(time.time() - t0, 1),
+        "command": "python benchmarks/bidirectional.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+    }
+    clean = {k: {kk: vv for kk, vv in v.items() if kk != "_pooled"} for k, v in res.items()}
+    clean8 = {k: {kk: vv for kk, vv in v.items() if kk != "_pooled"} for k, v in res8.items()}
+    report = {
+        "meta": meta,
+        "held_out": clean,
+        "held_out_8bit": {k: clean8[k] for k in ("soft", "both", "any")},
+        "tests": tests,
+        "published": [{"system": s, "aer": a, "source": src} for s, a, src in PUBLISHED[args.test_set]],
+    }
+    os.makedirs(args.out, exist_ok=True)
+    write_text_atomic(os.path.join(args.out, f"{name}.json"), json.dumps(report, indent=1))
+    md = markdown(report)
+    write_text_atomic(os.path.join(args.out, f"{name}.md"), md)
+    print(md)
+    return 0
+
+
+def _p(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def markdown(r: dict) -> str:
+    m = r["meta"]
+    lines = [
+        f"# Both directions combined: {m['test_set']} ({m['sentences']} sentences)",
+        "",
+        f"Forward `{m['forward']}`, reverse `{m['reverse']}`; methods {', '.join(m['methods'])}, shifts "
+        f"{', '.join(m['shifts'])}, every layer of each direction. Every choice made on one half of the sentences "
+        "(sentence i in half i % 2) and scored on the other, both ways round, pooled. "
+        f"Printed by `{m['command']}` in {m['seconds']} s ({m['seconds_scoring']} s scoring both models).",
+        "",
+        "| family | held-out AER | 95% CI | P | R | candidates | chosen on odd half / on even half |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for f in FAMILIES:
+        h = r["held_out"][f]
+        chosen = " / ".join(f"`{x['chosen']}`" for x in h["folds"])
+        lines.append(
+            f"| {f} | {h['aer']:.1f} | {h['ci95_aer'][0]:.1f}–{h['ci95_aer'][1]:.1f} | {h['precision']:.1f} | "
+            f"{h['recall']:.1f} | {h['candidates']} | {chosen} |"
+        )
+    lines += [
+        "",
+        "Soft combinations read from 8-bit score files (`.scores.jsonl`, each row scaled to its maximum): "
+        + ", ".join(
+            f"{f} {r['held_out_8bit'][f]['aer']:.1f} (float {r['held_out'][f]['aer']:.1f})"
+            for f in ("soft", "both", "any")
+        )
+        + ".",
+        "",
+        "## Paired tests on the same sentences (ours: held-out pooled; Δ = ours − baseline, AER points)",
+        "",
+        "| ours | baseline | baseline AER | Δ | 95% CI of Δ | p (two-sided) | p (ours lower) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for t in r["tests"]:
+        ci = "—" if t["delta_ci"] is None else f"{100 * t['delta_ci'][0]:+.1f} to {100 * t['delta_ci'][1]:+.1f}"
+        lines.append(
+            f"| {t['ours']} | {t['baseline']} | {t['baseline_aer']:.1f} | {100 * t['delta']:+.1f} | {ci} | "
+            f"{_p(t['p_value'])} | {_p(t['p_one_sided'])} |"
+        )
+    lines += [
+        "",
+        "## Published figures on this gold set (quoted, not recomputed)",
+        "",
+        "| system | AER | source |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {p['system']} | {p['aer']:.1f} | {p['source']} |" for p in r["published"]]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
