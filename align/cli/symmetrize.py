@@ -59,7 +59,8 @@ def _parser() -> argparse.ArgumentParser:
         f"(COMBINER:DECODER with COMBINER in {', '.join(COMBINERS)}, DECODER in {', '.join(SOFT_DECODERS)})",
     )
     p.add_argument(
-        "forward", help=f"forward alignment: Pharaoh 0-based, source first, or the forward model's {SUFFIX} (- for stdin)"
+        "forward",
+        help=f"forward alignment: Pharaoh 0-based, source first, or the forward model's {SUFFIX} (- for stdin)",
     )
     p.add_argument("reverse", help=f"reverse alignment: Pharaoh 0-based, source first, or the reverse model's {SUFFIX}")
     p.add_argument(

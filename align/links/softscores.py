@@ -49,7 +49,7 @@ PRECISIONS = ("8bit", "float32")
 """How a score file stores each cell: ``8bit`` (a byte relative to the row maximum, the default) or ``float32``
 (the raw score)."""
 
-_DTYPES = {"float32": np.dtype("<f4")}
+_DTYPES: dict[str, np.dtype[Any]] = {"float32": np.dtype("<f4")}
 """The ``dtype`` values a line may carry (no ``dtype``: 8-bit bytes) -> the stored element type."""
 
 SUFFIX = ".scores.jsonl"
@@ -140,7 +140,7 @@ def decode_scores(line: str, path: str, lineno: int) -> np.ndarray:
     if missing:
         raise ScoresFormatError(path, lineno, f"no {', '.join(repr(k) for k in missing)}; {expected}")
     t, s = _size(obj, "tgt", path, lineno), _size(obj, "src", path, lineno)
-    dtype = np.dtype(np.uint8)
+    dtype: np.dtype[Any] = np.dtype(np.uint8)
     if "dtype" in obj:
         if not isinstance(obj["dtype"], str) or obj["dtype"] not in _DTYPES:
             raise ScoresFormatError(

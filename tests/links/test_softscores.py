@@ -195,7 +195,10 @@ def test_float32_empty_sides_and_bad_matrices():
         ('{"tgt": 1, "src": 1, "q": "AA==", "dtype": "float64"}', "'dtype' is 'float64'; expected one of float32"),
         ('{"tgt": 1, "src": 1, "q": "AA==", "dtype": 4}', "'dtype' is 4; expected one of float32"),
         # 1 x 2 float32 is 8 bytes; "AACAPw==" holds 4
-        ('{"tgt": 1, "src": 2, "q": "AACAPw==", "dtype": "float32"}', r"holds 4 bytes; expected 4 \* tgt \* src = 4 \* 1 \* 2 = 8"),
+        (
+            '{"tgt": 1, "src": 2, "q": "AACAPw==", "dtype": "float32"}',
+            r"holds 4 bytes; expected 4 \* tgt \* src = 4 \* 1 \* 2 = 8",
+        ),
         ('{"tgt": 1, "src": 1, "q": "AADAfw==", "dtype": "float32"}', "NaN or infinity"),  # 0x7FC00000: NaN
     ],
 )
