@@ -69,7 +69,8 @@ def word_matrices(model: str, pairs: list, batch_size: int) -> tuple[dict[int, l
 
 
 def round_trip(mats: list[np.ndarray], copy: str) -> tuple[list[np.ndarray], int]:
-    """The matrices as a soft-score file of precision ``copy`` gives them back (float64: unchanged); the file's bytes."""
+    """The matrices as a soft-score file of precision ``copy`` gives them back (float64: unchanged), and the
+    file's size in bytes."""
     if copy == "float64":
         return mats, 0
     lines = [encode_scores(m, precision=copy) for m in mats]

@@ -168,8 +168,8 @@ def decode_scores(line: str, path: str, lineno: int) -> np.ndarray:
 
 
 def iter_scores(path: str) -> Iterator[np.ndarray]:
-    """Yield the (T, S) matrix (uint8, or float32 for float32 lines) of each line of a soft-score file, in order (streaming: memory
-    is one block of lines). Errors name ``path:line``."""
+    """Yield the (T, S) matrix (uint8, or float32 for float32 lines) of each line of a soft-score file, in
+    order (streaming: memory is one block of lines). Errors name ``path:line``."""
     name = "<stdin>" if path == "-" else str(path)
     for first, lines in iter_line_chunks(path):
         for i, line in enumerate(lines):

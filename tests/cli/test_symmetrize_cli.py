@@ -68,7 +68,8 @@ def test_soft_names_by_hand(tmp_path, capsys, precision):
 def test_hard_names_on_score_files_by_hand(tmp_path, capsys, precision):
     f, r = score_files(tmp_path, precision)
     # forward argmax per target word: t0 -> s0, t1 -> s2: {(0,0), (2,1)}
-    # reverse argmax per source word (rows of R): s0 -> t0, s1 -> t0 (a tie: the lowest), s2 -> t1: {(0,0), (1,0), (2,1)}
+    # reverse argmax per source word (rows of R): s0 -> t0, s1 -> t0 (a tie: the lowest), s2 -> t1:
+    # {(0,0), (1,0), (2,1)}
     # intersect: {(0,0), (2,1)}; grow-diag-final-and adds (1,0): diagonal-or-side neighbour of (0,0), source 1 unaligned
     assert main(["-m", "intersect", f, r]) == 0
     assert capsys.readouterr().out == "0-0 2-1\n\n"
