@@ -43,7 +43,7 @@ from align.links.formats import (
     read_text_pairs,
     write_text_atomic,
 )
-from align.links.softscores import SUFFIX as SCORES_SUFFIX, iter_scores
+from align.links.softscores import SUFFIX as SCORES_SUFFIX, iter_scores, quantize_scores
 
 from .cli import UsageError, _read_ids, add_format_args, add_testset_args, load_testset, parse_flags, signature
 from .metrics import count_matches, rates, score_counts
@@ -319,7 +319,7 @@ def _read_soft(path: str, pairs: Sequence[tuple[Sequence[str], Sequence[str]]], 
                 f"a {m.shape[0]}x{m.shape[1]} (tgt x src) matrix; expected "
                 f"{len(t)}x{len(s)}, the word counts of sentence {k + 1} in {text_name}",
             )
-        out.append(m)
+        out.append(m if m.dtype == np.uint8 else quantize_scores(m))  # float32 lines shaded as 8-bit ones: row max 255
     if len(out) != len(pairs):
         raise LineCountError(path, None, f"{len(out)} lines; expected {len(pairs)} as in the text {text_name}")
     return out

@@ -1,43 +1,156 @@
-"""``align-symmetrize -m METHOD FORWARD REVERSE``: symmetrize two Pharaoh files, print Pharaoh.
+"""``align-symmetrize -m NAME FORWARD REVERSE``: combine a forward and a reverse alignment, print Pharaoh.
 
-Both inputs are 0-based with source first; ``--reverse-target-first`` swaps the sides of the
-reverse file for aligners that write it target first. Exit 0 ok, 1 bad input, 2 usage.
+Link files (Pharaoh, 0-based, source first; ``--reverse-target-first`` swaps the sides of the reverse
+file for aligners that write it target first) take the hard heuristics (``grow-diag-final-and``, ...).
+Soft-score files (both inputs named ``*.scores.jsonl``, optionally ``.gz``/``.xz``/``.zst``, or
+``--scores``; 8-bit or float32, see :mod:`align.links.softscores`): FORWARD holds the forward model's
+(tgt, src) matrices, REVERSE the reverse model's own file (its target by its source: (src, tgt) of the
+forward pair), read line by line in lockstep; every name of :mod:`align.links.combine` is valid: hard
+names decode each direction by argmax first, soft ``COMBINER:DECODER`` names combine the two matrices,
+then decode. Exit 0 ok, 1 bad input, 2 usage.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from ..links.combine import COMBINERS, DEFAULT_THRESHOLD, SOFT_DECODERS, check_combination, combine, is_soft
 from ..links.console import console_main
-from ..links.formats import AlignmentFormatError, LineCountError, read_alignments, write_alignments
+from ..links.formats import (
+    AlignmentFormatError,
+    LineCountError,
+    format_links,
+    read_alignments,
+    write_alignments,
+    write_text_atomic,
+)
+from ..links.softscores import SUFFIX, iter_scores
 from ..links.symmetrize import SYMMETRIZERS, symmetrize_corpus
+
+_COMPRESSED = (".gz", ".xz", ".zst")
+
+
+def _is_scores_file(path: str) -> bool:
+    for ext in _COMPRESSED:
+        if path.endswith(ext):
+            path = path[: -len(ext)]
+            break
+    return path.endswith(SUFFIX)
+
+
+def _display(path: str) -> str:
+    return "<stdin>" if path == "-" else path
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="align-symmetrize", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    p.add_argument(
+        "-m",
+        "--method",
+        metavar="NAME",
+        default="grow-diag-final-and",
+        help=f"combination (default grow-diag-final-and): a hard heuristic, on link or score files: "
+        f"{', '.join(SYMMETRIZERS)}; or, on score files only, hmean:threshold, hmean:itermax, ... "
+        f"(COMBINER:DECODER with COMBINER in {', '.join(COMBINERS)}, DECODER in {', '.join(SOFT_DECODERS)})",
+    )
+    p.add_argument(
+        "forward",
+        help=f"forward alignment: Pharaoh 0-based, source first, or the forward model's {SUFFIX} (- for stdin)",
+    )
+    p.add_argument("reverse", help=f"reverse alignment: Pharaoh 0-based, source first, or the reverse model's {SUFFIX}")
+    p.add_argument(
+        "--scores", action="store_true", help=f"read both inputs as soft-score files whatever their names ({SUFFIX})"
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        metavar="T",
+        help=f"cutoff on the combined score of a soft COMBINER:threshold name (default {DEFAULT_THRESHOLD})",
+    )
+    p.add_argument(
+        "--reverse-target-first", action="store_true", help="the reverse file is written target first: swap its sides"
+    )
+    p.add_argument("-o", "--output", default="-", help="output file (default stdout)")
+    return p
+
+
+def _check_usage(p: argparse.ArgumentParser, args: argparse.Namespace) -> bool:
+    """Whether the inputs are score files; ``p.error`` (exit 2) for arguments that contradict each other."""
+    try:
+        check_combination(args.method)
+    except ValueError as e:
+        p.error(f"-m: {e}")
+    kinds = [_is_scores_file(args.forward), _is_scores_file(args.reverse)]
+    scores = args.scores or all(kinds)
+    if not args.scores and any(kinds) and not all(kinds):
+        one, other = (args.forward, args.reverse) if kinds[0] else (args.reverse, args.forward)
+        p.error(
+            f"{one} is a soft-score file ({SUFFIX}) and {other} is not; give two score files or two link files "
+            "(--scores reads both as score files)"
+        )
+    if args.forward == "-" and args.reverse == "-":
+        p.error("stdin (-) can be read once")
+    if scores and args.reverse_target_first:
+        p.error("--reverse-target-first applies to link files; a reverse score file is the reverse model's own")
+    if not scores and is_soft(args.method):
+        p.error(f"{args.method} combines score matrices; give two soft-score files ({SUFFIX}, or --scores)")
+    if args.threshold is not None:
+        if not (is_soft(args.method) and args.method.partition(":")[2] == "threshold"):
+            p.error(f"--threshold applies to a soft COMBINER:threshold name, not {args.method}")
+        if not math.isfinite(args.threshold):
+            p.error(f"--threshold {args.threshold}; expected a finite number")
+    return scores
+
+
+def combine_score_files(method: str, forward: str, reverse: str, threshold: float = DEFAULT_THRESHOLD) -> list[str]:
+    """Pharaoh lines (no newline) from a forward (T, S) and a reverse (S, T) soft-score file, read in lockstep;
+    AlignmentFormatError naming file and line for different line counts or shapes that do not fit."""
+    fwd, rev = iter_scores(forward), iter_scores(reverse)
+    lines: list[str] = []
+    for k, f in enumerate(fwd, 1):
+        r = next(rev, None)
+        if r is None:
+            n_fwd = k + sum(1 for _ in fwd)
+            raise LineCountError(_display(reverse), None, f"{k - 1} lines; expected {n_fwd} as in {_display(forward)}")
+        if r.shape != f.shape[::-1]:
+            raise AlignmentFormatError(
+                _display(reverse),
+                k,
+                f"a {r.shape[0]}x{r.shape[1]} matrix; expected {f.shape[1]}x{f.shape[0]} (src x tgt): the "
+                f"{f.shape[0]}x{f.shape[1]} (tgt x src) of {_display(forward)}:{k} turned round",
+            )
+        lines.append(format_links(combine(method, f, r, threshold=threshold)))
+    if next(rev, None) is not None:
+        n_rev = len(lines) + 1 + sum(1 for _ in rev)
+        raise LineCountError(_display(reverse), None, f"{n_rev} lines; expected {len(lines)} as in {_display(forward)}")
+    return lines
 
 
 @console_main("align-symmetrize")
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point of ``align-symmetrize``."""
-    p = argparse.ArgumentParser(prog="align-symmetrize", description=__doc__.splitlines()[0])
-    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    p.add_argument("-m", "--method", choices=SYMMETRIZERS, default="grow-diag-final-and")
-    p.add_argument("forward", help="forward alignment, Pharaoh 0-based, source first (- for stdin)")
-    p.add_argument("reverse", help="reverse alignment, Pharaoh 0-based, source first")
-    p.add_argument(
-        "--reverse-target-first", action="store_true", help="the reverse file is written target first: swap its sides"
-    )
-    p.add_argument("-o", "--output", default="-", help="output file (default stdout)")
+    p = _parser()
     try:
         args = p.parse_args(argv)
+        scores = _check_usage(p, args)
     except SystemExit as e:
         return 0 if e.code in (0, None) else 2
     try:
-        fwd = read_alignments(args.forward, "pharaoh")
-        rev = read_alignments(args.reverse, "pharaoh", reverse=args.reverse_target_first)
-        if len(fwd) != len(rev):
-            raise LineCountError(args.reverse, None, f"{len(rev)} lines; expected {len(fwd)} as in {args.forward}")
-        write_alignments(symmetrize_corpus(fwd, rev, args.method), args.output, "pharaoh")
+        if scores:
+            threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
+            lines = combine_score_files(args.method, args.forward, args.reverse, threshold)
+            write_text_atomic(args.output, "".join(line + "\n" for line in lines))
+        else:
+            fwd = read_alignments(args.forward, "pharaoh")
+            rev = read_alignments(args.reverse, "pharaoh", reverse=args.reverse_target_first)
+            if len(fwd) != len(rev):
+                raise LineCountError(args.reverse, None, f"{len(rev)} lines; expected {len(fwd)} as in {args.forward}")
+            write_alignments(symmetrize_corpus(fwd, rev, args.method), args.output, "pharaoh")
     except (AlignmentFormatError, ValueError) as e:
         print(f"align-symmetrize: {e}", file=sys.stderr)
         return 1

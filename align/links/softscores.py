@@ -1,4 +1,4 @@
-"""Soft alignment scores on disk: one word-level score matrix per sentence, quantized to bytes (numpy only).
+"""Soft alignment scores on disk: one word-level score matrix per sentence, as bytes or float32 (numpy only).
 
 Format (``*.scores.jsonl``, named like the alignment file with ``.scores.jsonl`` instead of
 ``.align``: ``norm-awi-layer1.align`` -> ``norm-awi-layer1.scores.jsonl``): one line per sentence,
@@ -14,12 +14,22 @@ stored as 0. A sentence with an empty side has ``"q": ""``. So each row keeps it
 scale: the row maximum is 255. Reading accepts ``.gz`` (``.xz``, ``.zst``) files, LF or CRLF line
 ends and a UTF-8 byte order mark, as :mod:`align.links.formats` does; ``-`` is standard input.
 
+Full precision (``encode_scores(m, precision="float32")``): the line has ``"dtype": "float32"`` and
+``q`` is the base64 of ``T * S`` little-endian IEEE float32 values, row-major, the raw scores as they
+were (not rescaled; negative scores kept; finite only)::
+
+    {"tgt": T, "src": S, "q": "<base64 of 4*T*S bytes>", "dtype": "float32"}
+
+A line without ``dtype`` is 8-bit; no other ``dtype`` is valid. :func:`decode_scores` returns uint8
+for 8-bit lines and float32 for float32 lines (:data:`PRECISIONS` names the two).
+
 A file of probabilities (``align-extract --calibration`` writes ``NAME.probs.jsonl``) has
 ``"scale": "absolute"`` in every line: its bytes are ``round(255 * p)`` for probabilities ``p`` in
 ``[0, 1]``, not relative to the row maximum, so shading shows how sure each link is.
 
-Example: the (2, 3) matrix ``[[0.2, 0.6, 0.2], [0, 0, 0]]`` is ``[[85, 255, 85], [0, 0, 0]]``,
-the line ``{"tgt": 2, "src": 3, "q": "Vf9VAAAA"}``.
+Examples: the (2, 3) matrix ``[[0.2, 0.6, 0.2], [0, 0, 0]]`` is ``[[85, 255, 85], [0, 0, 0]]``,
+the line ``{"tgt": 2, "src": 3, "q": "Vf9VAAAA"}``; the (1, 1) matrix ``[[1.0]]`` in float32 is the
+bytes ``00 00 80 3f``, the line ``{"tgt": 1, "src": 1, "q": "AACAPw==", "dtype": "float32"}``.
 """
 
 from __future__ import annotations
@@ -34,6 +44,13 @@ from typing import Any
 import numpy as np
 
 from .formats import AlignmentFormatError, iter_line_chunks, write_text_atomic
+
+PRECISIONS = ("8bit", "float32")
+"""How a score file stores each cell: ``8bit`` (a byte relative to the row maximum, the default) or ``float32``
+(the raw score)."""
+
+_DTYPES: dict[str, np.dtype[Any]] = {"float32": np.dtype("<f4")}
+"""The ``dtype`` values a line may carry (no ``dtype``: 8-bit bytes) -> the stored element type."""
 
 SUFFIX = ".scores.jsonl"
 """File name suffix of a soft-score file (``.gz`` may follow)."""
@@ -65,9 +82,16 @@ def quantize_scores(m: np.ndarray) -> np.ndarray:
     return np.rint(q).astype(np.uint8)  # rint: nearest, ties to even (Python's round)
 
 
-def encode_scores(m: np.ndarray, absolute: bool = False) -> str:
+def encode_scores(m: np.ndarray, absolute: bool = False, precision: str = "8bit") -> str:
     """One line (no newline) of a soft-score file for a (tgt_len, src_len) score matrix; ``absolute``: the
-    matrix holds probabilities in [0, 1], stored as ``round(255 * p)`` with ``"scale": "absolute"``."""
+    matrix holds probabilities in [0, 1], stored as ``round(255 * p)`` with ``"scale": "absolute"``;
+    ``precision`` (one of :data:`PRECISIONS`): ``float32`` stores the raw scores with ``"dtype": "float32"``."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")
+    if precision == "float32":
+        if absolute:
+            raise ValueError("probabilities (absolute=True) are stored 8-bit; expected precision='8bit'")
+        return _encode_float32(m)
     if absolute:
         a = np.asarray(m, dtype=np.float64)
         if a.ndim != 2 or not np.isfinite(a).all():
@@ -81,6 +105,18 @@ def encode_scores(m: np.ndarray, absolute: bool = False) -> str:
     return json.dumps(line)
 
 
+def _encode_float32(m: np.ndarray) -> str:
+    a = np.asarray(m)
+    if a.ndim != 2:
+        raise ValueError(f"score matrix of shape {a.shape}; expected 2-D (tgt_len, src_len)")
+    with np.errstate(over="ignore"):
+        f = a.astype("<f4")
+    if not np.isfinite(f).all():
+        raise ValueError("score matrix holds NaN or infinity (or a value beyond float32); expected finite scores")
+    raw = base64.b64encode(f.tobytes()).decode("ascii")
+    return json.dumps({"tgt": int(f.shape[0]), "src": int(f.shape[1]), "q": raw, "dtype": "float32"})
+
+
 def _size(obj: dict[str, Any], key: str, path: str, lineno: int) -> int:
     v = obj.get(key)
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:
@@ -89,8 +125,9 @@ def _size(obj: dict[str, Any], key: str, path: str, lineno: int) -> int:
 
 
 def decode_scores(line: str, path: str, lineno: int) -> np.ndarray:
-    """The (T, S) uint8 matrix of one line; ScoresFormatError naming ``path:lineno`` if the line is
-    not such a JSON object or its byte count is not T * S."""
+    """The (T, S) matrix of one line: uint8 for an 8-bit line, float32 for a ``"dtype": "float32"`` line;
+    ScoresFormatError naming ``path:lineno`` if the line is not such a JSON object or its byte count is
+    not T * S (4 * T * S for float32)."""
     expected = 'expected {"tgt": T, "src": S, "q": "<base64 of T*S bytes>"}'
     try:
         obj = json.loads(line)
@@ -103,6 +140,15 @@ def decode_scores(line: str, path: str, lineno: int) -> np.ndarray:
     if missing:
         raise ScoresFormatError(path, lineno, f"no {', '.join(repr(k) for k in missing)}; {expected}")
     t, s = _size(obj, "tgt", path, lineno), _size(obj, "src", path, lineno)
+    dtype: np.dtype[Any] = np.dtype(np.uint8)
+    if "dtype" in obj:
+        if not isinstance(obj["dtype"], str) or obj["dtype"] not in _DTYPES:
+            raise ScoresFormatError(
+                path,
+                lineno,
+                f"'dtype' is {obj['dtype']!r}; expected one of {', '.join(_DTYPES)} (or no 'dtype' for 8-bit bytes)",
+            )
+        dtype = _DTYPES[obj["dtype"]]
     if not isinstance(obj["q"], str):
         raise ScoresFormatError(path, lineno, f"'q' is a JSON {type(obj['q']).__name__}; expected a base64 string")
     try:
@@ -111,15 +157,19 @@ def decode_scores(line: str, path: str, lineno: int) -> np.ndarray:
         raise ScoresFormatError(
             path, lineno, "'q' is not valid base64; expected the standard alphabet, padded"
         ) from None
-    if len(raw) != t * s:
-        raise ScoresFormatError(path, lineno, f"'q' holds {len(raw)} bytes; expected tgt * src = {t} * {s} = {t * s}")
-    m: np.ndarray = np.frombuffer(raw, dtype=np.uint8).reshape(t, s).copy()
+    size = dtype.itemsize
+    if len(raw) != size * t * s:
+        what = f"tgt * src = {t} * {s} = {t * s}" if size == 1 else f"4 * tgt * src = 4 * {t} * {s} = {4 * t * s}"
+        raise ScoresFormatError(path, lineno, f"'q' holds {len(raw)} bytes; expected {what}")
+    m: np.ndarray = np.frombuffer(raw, dtype=dtype).reshape(t, s).astype(dtype.newbyteorder("="))
+    if size > 1 and not np.isfinite(m).all():
+        raise ScoresFormatError(path, lineno, "'q' holds NaN or infinity; expected finite float32 scores")
     return m
 
 
 def iter_scores(path: str) -> Iterator[np.ndarray]:
-    """Yield the (T, S) uint8 matrix of each line of a soft-score file, in order (streaming: memory
-    is one block of lines). Errors name ``path:line``."""
+    """Yield the (T, S) matrix (uint8, or float32 for float32 lines) of each line of a soft-score file, in
+    order (streaming: memory is one block of lines). Errors name ``path:line``."""
     name = "<stdin>" if path == "-" else str(path)
     for first, lines in iter_line_chunks(path):
         for i, line in enumerate(lines):
@@ -131,6 +181,7 @@ def read_scores(path: str) -> list[np.ndarray]:
     return list(iter_scores(path))
 
 
-def write_scores(path: str, matrices: Iterable[np.ndarray]) -> None:
-    """Write one line per (tgt_len, src_len) matrix, atomically (``.gz``: gzipped; ``-``: stdout)."""
-    write_text_atomic(os.fspath(path), "".join(encode_scores(m) + "\n" for m in matrices))
+def write_scores(path: str, matrices: Iterable[np.ndarray], precision: str = "8bit") -> None:
+    """Write one line per (tgt_len, src_len) matrix, atomically (``.gz``: gzipped; ``-``: stdout); ``precision``
+    one of :data:`PRECISIONS`."""
+    write_text_atomic(os.fspath(path), "".join(encode_scores(m, precision=precision) + "\n" for m in matrices))

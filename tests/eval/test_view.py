@@ -249,6 +249,10 @@ def test_all_sure_and_soft_scores(tmp_path, capsys):
     assert d["gold"] == ["AD"] and d["aer"] == [[0.0]] and "allsure:yes" in d["signature"]  # cells 0 and 1*2+1
     # [[255, 128], [0, 255]] (127.5 rounds to 128): bytes ff 80 00 ff
     assert d["scores"] == [["/4AA/w=="]]
+    # the same scores stored float32: each row scaled to its maximum as 8-bit files are, the same page data
+    write_scores(sc, [np.array([[1.0, 0.5], [0.0, 2.0]])], precision="float32")
+    assert main([text, hyp, "--gold", gold, "--all-sure", "--scores", sc, "-o", out]) == 0
+    assert page_json(open(out, encoding="utf-8").read())["scores"] == [["/4AA/w=="]]
 
 
 # -- the command: errors ----------------------------------------------------------------------------

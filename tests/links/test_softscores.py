@@ -12,6 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 from align.links.formats import AlignmentFormatError
 from align.links.softscores import (
+    PRECISIONS,
     ScoresFormatError,
     decode_scores,
     encode_scores,
@@ -148,6 +149,70 @@ def test_write_read_and_name(tmp_path):
 def test_missing_file_is_a_format_error(tmp_path):
     with pytest.raises(AlignmentFormatError, match="cannot read"):
         read_scores(str(tmp_path / "none.scores.jsonl"))
+
+
+# -- float32: the raw scores ------------------------------------------------------------------------
+
+
+def test_float32_golden_line():
+    # 1.0 is 0x3F800000, -2.0 0xC0000000; little-endian bytes 00 00 80 3f 00 00 00 c0 -> "AACAPwAAAMA="
+    line = encode_scores(np.array([[1.0, -2.0]]), precision="float32")
+    assert line == '{"tgt": 1, "src": 2, "q": "AACAPwAAAMA=", "dtype": "float32"}'
+    m = decode_scores(line, "f", 1)
+    assert m.dtype == np.float32 and m.tolist() == [[1.0, -2.0]]  # not rescaled, the negative kept
+    assert PRECISIONS == ("8bit", "float32")
+    assert encode_scores(np.array([[1.0, -2.0]]), precision="8bit") == encode_scores(np.array([[1.0, -2.0]]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 6), st.integers(0, 6), st.data())
+def test_float32_round_trip_any_matrix(t, s, data):
+    vals = data.draw(st.lists(st.floats(-1e30, 1e30, allow_nan=False), min_size=t * s, max_size=t * s))
+    m = np.array(vals, dtype=np.float64).reshape(t, s)
+    q = decode_scores(encode_scores(m, precision="float32"), "f", 1)
+    assert q.dtype == np.float32 and q.shape == (t, s)
+    assert np.array_equal(q, m.astype(np.float32))
+
+
+def test_float32_empty_sides_and_bad_matrices():
+    assert encode_scores(np.zeros((0, 3)), precision="float32") == '{"tgt": 0, "src": 3, "q": "", "dtype": "float32"}'
+    assert decode_scores('{"tgt": 2, "src": 0, "q": "", "dtype": "float32"}', "f", 1).shape == (2, 0)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        encode_scores(np.array([[np.inf]]), precision="float32")
+    with pytest.raises(ValueError, match="beyond float32"):
+        encode_scores(np.array([[1e39]]), precision="float32")  # finite in float64, infinite in float32
+    with pytest.raises(ValueError, match="2-D"):
+        encode_scores(np.zeros(2), precision="float32")
+    with pytest.raises(ValueError, match="unknown precision '16bit'; valid: 8bit, float32"):
+        encode_scores(np.zeros((1, 1)), precision="16bit")
+    with pytest.raises(ValueError, match="stored 8-bit"):
+        encode_scores(np.zeros((1, 1)), absolute=True, precision="float32")
+
+
+@pytest.mark.parametrize(
+    "line, found",
+    [
+        ('{"tgt": 1, "src": 1, "q": "AA==", "dtype": "float64"}', "'dtype' is 'float64'; expected one of float32"),
+        ('{"tgt": 1, "src": 1, "q": "AA==", "dtype": 4}', "'dtype' is 4; expected one of float32"),
+        # 1 x 2 float32 is 8 bytes; "AACAPw==" holds 4
+        (
+            '{"tgt": 1, "src": 2, "q": "AACAPw==", "dtype": "float32"}',
+            r"holds 4 bytes; expected 4 \* tgt \* src = 4 \* 1 \* 2 = 8",
+        ),
+        ('{"tgt": 1, "src": 1, "q": "AADAfw==", "dtype": "float32"}', "NaN or infinity"),  # 0x7FC00000: NaN
+    ],
+)
+def test_bad_float32_lines_name_file_and_line(line, found):
+    with pytest.raises(ScoresFormatError, match=f"^s.scores.jsonl:3: .*{found}"):
+        decode_scores(line, "s.scores.jsonl", 3)
+
+
+def test_write_and_iter_float32(tmp_path):
+    p = str(tmp_path / "x.scores.jsonl.gz")
+    write_scores(p, [np.array([[0.5, 0.0, 0.25]]), np.zeros((0, 1))], precision="float32")
+    mats = list(iter_scores(p))
+    assert [m.dtype for m in mats] == [np.float32, np.float32]
+    assert mats[0].tolist() == [[0.5, 0.0, 0.25]] and mats[1].shape == (0, 1)
 
 
 def test_imports_without_torch():
