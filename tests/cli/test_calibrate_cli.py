@@ -1,8 +1,8 @@
 """align-calibrate and align-extract --calibration end to end on the shipped En-Fr model (60 Hansards pairs)."""
 
 import json
-import shutil
 import os
+import shutil
 
 import numpy as np
 import pytest
