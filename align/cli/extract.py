@@ -194,6 +194,14 @@ def build_parser() -> argparse.ArgumentParser:
         "NAME.scores.jsonl beside NAME.align (align.links.softscores; for align-view)",
     )
     ap.add_argument(
+        "--scores-precision",
+        choices=("8bit", "float32"),
+        default="8bit",
+        help="with --save-scores: 8bit (each row scaled to its maximum, a byte a cell: what align-view needs) or "
+        "float32 (the raw scores, four times the size: for thresholds and align-symmetrize; "
+        "benchmarks/results/score_precision.md measures the difference) (default 8bit)",
+    )
+    ap.add_argument(
         "--calibration",
         metavar="FILE",
         help="an align-calibrate file for one of the settings: that "
@@ -336,6 +344,8 @@ def _main(argv=None) -> int:
             raise ValueError("--shard needs a file --input (every shard reads the whole input)")
         if args.threshold is not None and args.decoder not in ("threshold", "relative-threshold"):
             raise ValueError(f"--threshold applies to the threshold decoders; --decoder is {args.decoder}")
+        if args.scores_precision != "8bit" and not args.save_scores:
+            raise ValueError("--scores-precision applies to --save-scores")
         if args.save_scores and (not args.out or args.level != "word"):
             raise ValueError("--save-scores needs --out and --level word (the matrices are word by word)")
         methods, shifts = _csv(args.methods), _csv(args.shifts)
@@ -764,7 +774,8 @@ def signature(aligner, spec, args, reader: PairReader) -> dict:
             "truncate": args.truncate,
             "dtype": args.dtype,
             "device": args.device.split(":")[0],
-            "save_scores": args.save_scores,
+            # True for 8-bit files (as before --scores-precision existed), else the precision's name
+            "save_scores": _precision_of(args) if args.save_scores else False,
             "src_lang": args.src_lang,
             "tgt_lang": args.tgt_lang,
             "calibration": _calibration_signature(args),
@@ -778,6 +789,12 @@ def signature(aligner, spec, args, reader: PairReader) -> dict:
         }
         sig["settings"]["combine"] = {"combinations": list(args.combos), "threshold": args.combine_threshold}
     return sig
+
+
+def _precision_of(args) -> str | bool:
+    """The --save-scores part of the signature: True for 8-bit files, else the precision's name."""
+    p = getattr(args, "scores_precision", "8bit")
+    return True if p == "8bit" else p
 
 
 def _calibration_signature(args) -> dict | bool:
@@ -841,6 +858,7 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
     calibrated: dict = {}  # the calibrated setting's extra files (with --out and --calibration)
     scores_files: dict = {}
     names: list[str] = []
+    precision = getattr(args, "scores_precision", "8bit")
     with ExitStack() as stack:
         if dest is not None:
             tmp = stack.enter_context(publishing(dest, args.overwrite))
@@ -913,9 +931,9 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
                     opened[name].write(prefix[k] + format_links(links) + "\n")
                 if scores_files:
                     for name, m in fwd.items():
-                        scores_files[name].write(prefix[k] + encode_scores(m) + "\n")
+                        scores_files[name].write(prefix[k] + encode_scores(m, precision=precision) + "\n")
                     for name, m in rev.items():
-                        scores_files[reverse_name(name)].write(prefix[k] + encode_scores(m) + "\n")
+                        scores_files[reverse_name(name)].write(prefix[k] + encode_scores(m, precision=precision) + "\n")
             if dest is None:
                 out.writelines(lines)
                 out.flush()

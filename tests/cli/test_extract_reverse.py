@@ -151,3 +151,19 @@ def test_truncation_combines_the_words_both_models_kept(tmp_path, capsys):
     hard = lines(tmp_path / "o" / "norm-awi-layer0.grow-diag-final-and.align")[0]  # a long row of one repeated
     assert hard and all(s < 1024 and t < 1024 for s, t in hard)  # word has no cell above the soft threshold
     assert "truncated" in capsys.readouterr().err
+
+
+def test_float32_score_files_give_align_symmetrize_the_same_links(both, tmp_path):
+    from align.cli.symmetrize import main as symmetrize
+
+    out = tmp_path / "o"
+    assert run("--model", DEEN, "--reverse-model", ENDE, "--input", str(both / "p.txt"), "--out", str(out),
+               "--methods", "norm", "--layers", "0", "--save-scores", "--scores-precision", "float32") == 0  # fmt: skip
+    fwd, rev = out / "norm-awi-layer0.scores.jsonl", out / "norm-awi-layer0.reverse.scores.jsonl"
+    assert '"dtype": "float32"' in fwd.read_text() and '"dtype": "float32"' in rev.read_text()
+    for combo in ("hmean:threshold", "grow-diag-final-and"):
+        assert symmetrize(["-m", combo, str(fwd), str(rev), "-o", str(tmp_path / "s.align")]) == 0
+        name = f"norm-awi-layer0.{combo.replace(':', '-')}.align"
+        assert (tmp_path / "s.align").read_bytes() == (out / name).read_bytes(), combo
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["signature"]["settings"]["save_scores"] == "float32"
