@@ -26,8 +26,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from align.links import testsets  # noqa: E402
-from eval.experiment import load_gold, score_all  # noqa: E402
+from eval.experiment import folds_of, held_out_choice, load_gold, score_all  # noqa: E402
 from eval.grid import best, layer_rows, parse_name  # noqa: E402
+from eval.metrics import score_counts  # noqa: E402
 from fairseq_plugins.pipeline import align_pairs  # noqa: E402
 
 
@@ -86,14 +87,34 @@ def curve_point(rows: list[dict], methods: list[str]) -> dict:
     return out
 
 
+def held_out_point(rows: list[dict], counts: dict, methods: list[str]) -> dict:
+    """{"METHOD-SHIFT": AER} with the layer chosen on one half of the sentences (i % 2) and scored on the
+    other, both ways round, pooled (``eval.experiment.held_out_choice``): the stopping rule's figure, free of
+    the in-sample choice of layer that the best-layer columns make."""
+    out = {}
+    names = [r["hyp"] for r in layer_rows(rows)]
+    folds = folds_of(len(next(iter(counts.values()))), 2)
+    for method in methods:
+        for shift in ("awo", "awi"):
+            cand = [n for n in names if parse_name(n).method == method and parse_name(n).shift == shift]
+            if cand:
+                out[f"{method}-{shift}"] = 100 * score_counts(held_out_choice(counts, cand, folds)["pooled"]).aer
+    return out
+
+
 def format_curve(points: list[dict]) -> str:
     """Markdown: one row per checkpoint (by update count): validation loss (label-smoothed, base 2, as
     fairseq-train logs it), best-layer AER (layer) per method and shift."""
     cols = sorted({c for p in points for c in p["best"]}, key=lambda c: (c.endswith("awi"), c))
-    lines = ["| updates | valid loss | " + " | ".join(cols) + " |", "|---:|---:|" + "---:|" * len(cols)]
+    held = "norm-awi" if any("norm-awi" in p.get("held_out", {}) for p in points) else None
+    head = "| updates | valid loss | " + " | ".join(cols) + (f" | {held} held-out |" if held else " |")
+    lines = [head, "|---:|---:|" + "---:|" * (len(cols) + bool(held))]
     for p in sorted(points, key=lambda p: p["updates"]):
         loss = "" if p.get("val_loss") is None else f"{p['val_loss']:.3f}"
         cells = [f"{p['best'][c]['aer']:.1f} (L{p['best'][c]['layer']})" if c in p["best"] else "" for c in cols]
+        if held:
+            v = p.get("held_out", {}).get(held)
+            cells.append("" if v is None else f"{v:.1f}")
         lines.append(f"| {p['updates']} | {loss} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -130,7 +151,9 @@ def plot_curve(points: list[dict], path: str, title: str) -> None:
 
 def _write(out: str, points: list[dict], title: str) -> None:
     md = (
-        f"# {title}\n\nBest layer per method and shift; AER (%) against the gold (sure + possible), word level."
+        f"# {title}\n\nBest layer per method and shift; AER (%) against the gold (sure + possible), word level. "
+        "`norm-awi held-out`: the layer chosen on one half of the sentences (i % 2) and scored on the other, both "
+        "ways round, pooled: the figure of the model card's stopping rule."
         f"\n\n{format_curve(points)}\n\n![AER against updates]({os.path.basename(out)}.png)\n"
     )
     for ext, body in ((".json", json.dumps({"title": title, "points": points}, indent=1)), (".md", md)):
@@ -161,7 +184,7 @@ def measure(args: argparse.Namespace, out: str) -> list[dict]:
             points = json.load(f)["points"]
     if any(p.get("sentences") != len(pairs) or p.get("methods") != args.methods for p in points):
         raise ValueError(f"{out}.json holds points measured on other sentences or methods; use another --out")
-    done = {p["updates"] for p in points}
+    done = {p["updates"] for p in points if "held_out" in p}  # a point without the held-out column is measured again
     swap = args.src != args.pair[:2]
     sent = [(b, a) for a, b in pairs] if swap else pairs
     for ckpt in args.checkpoints:
@@ -175,13 +198,15 @@ def measure(args: argparse.Namespace, out: str) -> list[dict]:
             hyps = align_pairs(model, sent, args.methods.split(","), args.batch_size)
         if swap:
             hyps = {n: h.reversed() for n, h in hyps.items()}
-        rows, _ = score_all(gold, hyps)
+        rows, counts = score_all(gold, hyps)
+        points = [p for p in points if p["updates"] != info["updates"]]
         point = {
             **info,
             "checkpoint": os.path.basename(ckpt),
             "sentences": len(pairs),
             "methods": args.methods,
             "best": curve_point(rows, args.methods.split(",")),
+            "held_out": held_out_point(rows, counts, args.methods.split(",")),
             "seconds": round(time.time() - t0, 1),
         }
         points.append(point)

@@ -13,7 +13,9 @@ pooled: every sentence's links come from settings chosen without it. Families of
   atools heuristic of :mod:`align.links.symmetrize`;
 - ``soft``: the same pairs of score matrices combined per cell (:mod:`align.links.combine`: hmean, gmean,
   mean of row shares) and decoded (threshold over a grid, intersect, itermax, argmax);
-- ``both``: hard and soft together; ``any``: every family (one direction may win).
+- ``both``: hard and soft together; ``any``: every family above (one direction may win);
+- ``calibrated``: a bidirectional link-probability model (:mod:`align.links.calibration`) fitted on the other
+  half's gold links for each setting, cells with p >= a cutoff (setting and cutoff chosen on that half).
 
 Bootstrap 95% intervals over sentences, and paired bootstrap tests (same sentences, same resamples) of the
 pooled held-out AER against eflomal's forward, reverse, intersect and grow-diag-final-and
@@ -51,7 +53,7 @@ from eval.metrics import SentenceCounts, bootstrap_ci, count_matches, paired_boo
 
 THRESHOLDS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
 """The soft threshold decoder's grid: the choice among them is made on held-out sentences, like every other."""
-FAMILIES = ("forward", "reverse", "hard", "soft", "both", "any")
+FAMILIES = ("forward", "reverse", "hard", "soft", "both", "any", "calibrated")
 
 # Quoted, not recomputed: figures printed by others on the same gold sets (sources named per row).
 PUBLISHED = {
@@ -94,13 +96,14 @@ def load_model(path: str, vocab: str | None):
 
 def word_matrices(aligner, pairs: list, methods: list[str], shifts: list[str]) -> dict[str, list[np.ndarray]]:
     """Every setting's word-score matrices of every pair: ``{dump name: [(T, S) per sentence]}`` (the pair as
-    given: a reverse model gets the pairs turned round and gives (S, T))."""
+    given: a reverse model gets the pairs turned round and gives (S, T)), each with one more column, last: the
+    NULL mass (the word's score on the source's EOS) that the calibrated family reads."""
     spec = aligner.spec(methods, None, shifts)
     items = [(f"sentence {k + 1}", s, t) for k, (s, t) in enumerate(pairs)]
     out: dict[str, list[np.ndarray]] = {}
     for _, se, te, sc in aligner.score_items(items, spec, 32):
-        for name, m in aligner.word_scores(se, te, sc, spec).items():
-            out.setdefault(name, []).append(np.asarray(m, dtype=np.float64))
+        for name, m in aligner.word_scores(se, te, sc, spec, null=True).items():
+            out.setdefault(name, []).append(np.asarray(m, dtype=np.float64))  # last column: the NULL mass
     return out
 
 
@@ -139,6 +142,8 @@ def mask_of(links, shape: tuple[int, int]) -> np.ndarray:
 def candidates(fwd: dict, rev: dict, counter: Counter, shapes: list, quantize: bool = False) -> dict:
     """``{family: {candidate name: SentenceCounts}}`` of every candidate (see the module docstring)."""
     q = (lambda m: quantize_scores(m).astype(np.float64)) if quantize else (lambda m: m)
+    fwd = {n: [m[:, :-1] for m in ms] for n, ms in fwd.items()}  # the NULL column is the calibrated family's
+    rev = {n: [m[:, :-1] for m in ms] for n, ms in rev.items()}
     fam: dict[str, dict[str, SentenceCounts]] = {f: {} for f in ("forward", "reverse", "hard", "soft")}
     fl = {n: [decode_argmax(m) for m in ms] for n, ms in fwd.items()}
     rl = {n: [sorted((t, s) for s, t in decode_argmax(m)) for m in ms] for n, ms in rev.items()}
@@ -149,9 +154,9 @@ def candidates(fwd: dict, rev: dict, counter: Counter, shapes: list, quantize: b
     for nf in fwd:
         mf = nf.split("-layer")[0]
         for nr in rev:
-            if nr.split("-layer")[0] != mf:
-                continue  # the same method and shift in both directions; any layer of each
-            pair = f"{nf.removesuffix('.align')}+{nr.removesuffix('.align').split('-')[-1]}"
+            if nr.split("-")[-2] != mf.split("-")[-1]:
+                continue  # the same shift in both directions; any method and layer of each
+            pair = f"{nf.removesuffix('.align')}+{nr.removesuffix('.align')}"
             for h, fn in SYMMETRIZERS.items():
                 masks = [mask_of(fn(a, b), sh) for a, b, sh in zip(fl[nf], rl[nr], shapes)]
                 fam["hard"][f"{pair}:{h}"] = counter.counts(masks)
@@ -165,7 +170,56 @@ def candidates(fwd: dict, rev: dict, counter: Counter, shapes: list, quantize: b
     return fam
 
 
-def held_out(fam: dict, n: int, n_samples: int) -> dict[str, Any]:
+def calibrated(fwd: dict, rev: dict, gold, counter: Counter, n: int) -> dict[str, Any]:
+    """The ``calibrated`` family: per half, for each setting (the same method, layer and shift in both
+    directions), a bidirectional cell model (:mod:`align.links.calibration`: both matrices' features and
+    NULL mass) fitted on the other half's gold cells; the setting and probability cutoff with the lowest AER
+    on that other half are then scored on this half. Returns the pooled counts and the choices."""
+    from align.links.calibration import CELL_FEATURES, REVERSE_FEATURES, fit_logistic, pair_features
+    from eval.experiment import subset
+
+    folds = folds_of(n, 2)
+    feats, cells = {}, []
+    for k in range(n):
+        t, s = fwd[next(iter(fwd))][k].shape[0], fwd[next(iter(fwd))][k].shape[1] - 1
+        c = np.zeros((t, s))
+        for a, b in gold.links(k, "all"):
+            if a < s and b < t:
+                c[b, a] = 1.0
+        cells.append(c.ravel())
+    for name in fwd:
+        if name in rev:
+            feats[name] = [
+                pair_features(f[:, :-1], f[:, -1], r[:, :-1], r[:, -1]) for f, r in zip(fwd[name], rev[name])
+            ]
+    cuts = (0.3, 0.4, 0.5, 0.6)
+    fields = {f: np.zeros(n, dtype=np.int32) for f in ("hyp", "sure", "hyp_sure", "hyp_possible")}
+    choices = []
+    for i, test in enumerate(folds):
+        tune = [k for j, f in enumerate(folds) if j != i for k in f]
+        best = None
+        for name, x in feats.items():
+            model = fit_logistic(
+                np.vstack([x[k] for k in tune]),
+                np.concatenate([cells[k] for k in tune]),
+                CELL_FEATURES + REVERSE_FEATURES,
+            )
+            probs = [model.predict(xk).reshape(fwd[name][k].shape[0], -1) for k, xk in enumerate(x)]
+            for cut in cuts:
+                c = counter.counts([p >= cut for p in probs])
+                aer = score_counts(subset(c, tune)).aer
+                if best is None or aer < best[0]:
+                    best = (aer, f"{name.removesuffix('.align')}:p>={cut}", c)
+        assert best is not None
+        choices.append(
+            {"chosen": best[1], "tune_aer": 100 * best[0], "test_aer": 100 * score_counts(subset(best[2], test)).aer}
+        )
+        for f, arr in fields.items():
+            arr[test] = getattr(best[2], f)[test]
+    return {"folds": choices, "pooled": SentenceCounts(**fields), "candidates": len(feats) * len(cuts)}
+
+
+def held_out(fam: dict, n: int, n_samples: int, cal: dict | None = None) -> dict[str, Any]:
     """Each family's cross-validated choice (two interleaved halves), pooled AER, bootstrap interval."""
     folds = folds_of(n, 2)
     pools = {
@@ -179,18 +233,25 @@ def held_out(fam: dict, n: int, n_samples: int) -> dict[str, Any]:
     out = {}
     for name, pool in pools.items():
         h = held_out_choice(pool, list(pool), folds)
-        s = score_counts(h["pooled"])
-        ci = bootstrap_ci(h["pooled"], n_samples)
-        out[name] = {
-            "aer": 100 * s.aer,
-            "precision": 100 * s.precision,
-            "recall": 100 * s.recall,
-            "ci95_aer": [100 * x for x in ci["aer"]],
-            "folds": h["folds"],
-            "candidates": len(pool),
-            "_pooled": h["pooled"],
-        }
+        out[name] = summary(h, len(pool), n_samples)
+    if cal is not None:
+        out["calibrated"] = summary(cal, cal["candidates"], n_samples)
     return out
+
+
+def summary(h: dict, candidates: int, n_samples: int) -> dict[str, Any]:
+    """A family's pooled held-out figures (and its pooled counts under ``_pooled``, for the paired tests)."""
+    s = score_counts(h["pooled"])
+    ci = bootstrap_ci(h["pooled"], n_samples)
+    return {
+        "aer": 100 * s.aer,
+        "precision": 100 * s.precision,
+        "recall": 100 * s.recall,
+        "ci95_aer": [100 * x for x in ci["aer"]],
+        "folds": h["folds"],
+        "candidates": candidates,
+        "_pooled": h["pooled"],
+    }
 
 
 def main(argv=None) -> int:
@@ -218,14 +279,15 @@ def main(argv=None) -> int:
     fwd = word_matrices(fwd_model, pairs, methods, shifts)
     rev = word_matrices(rev_model, [(t, s) for s, t in pairs], methods, shifts)
     t_scores = time.time() - t0
-    shapes = [m.shape for m in next(iter(fwd.values()))]
+    shapes = [(m.shape[0], m.shape[1] - 1) for m in next(iter(fwd.values()))]
     for nm, ms in rev.items():
-        bad = [k for k, (m, sh) in enumerate(zip(ms, shapes)) if m.shape != sh[::-1]]
+        bad = [k for k, (m, sh) in enumerate(zip(ms, shapes)) if (m.shape[0], m.shape[1] - 1) != sh[::-1]]
         if bad:
             raise SystemExit(f"{args.reverse}: {nm}: sentence {bad[0] + 1} has other word counts than the forward's")
     counter = Counter(gold, shapes)
     fam = candidates(fwd, rev, counter, shapes)
-    res = held_out(fam, n, args.bootstrap)
+    cal = calibrated(fwd, rev, gold, counter, n)
+    res = held_out(fam, n, args.bootstrap, cal)
     # the 8-bit files' cost: the whole search again on quantized matrices (soft family only differs)
     fam8 = candidates(fwd, rev, counter, shapes, quantize=True)
     res8 = held_out({**fam, "soft": fam8["soft"]}, n, args.bootstrap)
@@ -238,9 +300,9 @@ def main(argv=None) -> int:
     for label, rel in OUTPUTS[args.test_set]:
         p = os.path.join(args.shared, "system_outputs", rel)
         if os.path.exists(p) and not args.limit:
-            baselines[label] = count_matches(gold, read_alignments(p, "talp"))
+            baselines[label] = count_matches(gold, read_alignments(p, "pharaoh", 0))  # 0-based, source first
     tests = []
-    for fam_name in ("forward", "hard", "soft", "both", "any"):
+    for fam_name in ("forward", "hard", "soft", "both", "any", "calibrated"):
         for b, bc in baselines.items():
             t = paired_bootstrap(bc, res[fam_name]["_pooled"], args.bootstrap)
             tests.append({"ours": fam_name, "baseline": b, "baseline_aer": 100 * score_counts(bc).aer, **t})

@@ -42,6 +42,9 @@ LOADERS = {
     "fairseq": "fairseq_plugins.hub:NormAligner.from_checkpoint",
     "hf": "hf_plugins.hub:HFAligner.from_pretrained",
 }
+DEFAULT_COMBINATIONS = "grow-diag-final-and,gmean:threshold"
+"""--combine's default: the atools default and the soft combination the held-out protocol chose
+(benchmarks/bidirectional.py)."""
 CHUNK = 2048
 """Pairs read, (translated,) scored and written at a time: memory is per chunk, never per corpus."""
 
@@ -222,7 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --reverse-model: comma-separated combinations of the two directions: atools heuristics "
         "(intersect, union, grow-diag, grow-diag-final, grow-diag-final-and) on both directions' links, or "
         "COMBINER:DECODER on both score matrices (COMBINER hmean, gmean, mean of the row shares; DECODER "
-        "threshold, intersect, itermax, argmax) (default grow-diag-final-and,hmean:threshold)",
+        "threshold, intersect, itermax, argmax) (default grow-diag-final-and,gmean:threshold: the atools "
+        "default and the soft combination chosen on held-out RWTH halves, benchmarks/results/bidirectional_rwth.md)",
     )
     ap.add_argument(
         "--combine-threshold",
@@ -407,7 +411,7 @@ def _combinations(args) -> list[str]:
         raise ValueError("--reverse-model needs --out (it writes forward, reverse and combined files)")
     if args.level != "word":
         raise ValueError("--reverse-model needs --level word (the two models' subwords differ; their words do not)")
-    combos = _csv(args.combine if args.combine is not None else "grow-diag-final-and,hmean:threshold")
+    combos = _csv(args.combine if args.combine is not None else DEFAULT_COMBINATIONS)
     for c in combos:
         check_combination(c)
     if len(set(combos)) != len(combos):

@@ -35,8 +35,8 @@ from .symmetrize import SYMMETRIZERS
 Links = list[tuple[int, int]]
 
 DEFAULT_THRESHOLD = 0.2
-"""The soft ``threshold`` decoder's default cutoff on the combined score (chosen on held-out halves of RWTH and
-Hansards: ``benchmarks/bidirectional.py``)."""
+"""The soft ``threshold`` decoder's default cutoff on the combined score: chosen on each held-out half of RWTH De-En
+(``benchmarks/bidirectional.py``, with ``gmean``; ``benchmarks/results/bidirectional_rwth.md``)."""
 
 
 def _hmean(f: np.ndarray, b: np.ndarray) -> np.ndarray:

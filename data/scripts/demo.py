@@ -1,9 +1,14 @@
 """The main job on the shipped defaults: forced alignment of the Hansards En-Fr test set with the
 shipped En->Fr model through ``fairseq-generate`` and the plugin (every method and layer, AWO
 and AWI), scored with ``align-eval``: prints the AER table, writes a heatmap PNG, JSON and the
-``align-view`` page ``view.html`` (the best layer of each method beside the gold).
+``align-view`` page ``view.html`` (the best layer of each method beside the gold). With the reverse
+model (``data/models/fren``, or ``--reverse-model-dir``), both directions too: ``align-extract
+--reverse-model`` over the same pairs, every combination scored, the combined alignment on the shipped
+defaults printed beside the one-direction best and eflomal's figure on the same text, and shown first in
+``view.html``.
 
 Usage: ./run demo [--out demo_out] [--limit N] [--model-dir data/models/enfr] [--test-set hansards]
+                  [--reverse-model-dir data/models/fren | --one-direction]
 """
 
 from __future__ import annotations
@@ -63,8 +68,19 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="demo_out")
     ap.add_argument("--limit", type=int, default=0, help="align only the first N sentences (a quick look)")
     ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument(
+        "--reverse-model-dir",
+        help="the model of the other direction (default data/models/TGTSRC when it is there)",
+    )
+    ap.add_argument("--one-direction", action="store_true", help="skip both directions")
     args = ap.parse_args(argv)
+    if args.reverse_model_dir is None and not args.one_direction:
+        guess = os.path.join(ROOT, "data", "models", f"{args.tgt}{args.src}")
+        args.reverse_model_dir = guess if os.path.isdir(guess) else None
+    if args.one_direction:
+        args.reverse_model_dir = None
     t0 = time.time()
+    n_steps = 5 if args.reverse_model_dir else 4
     ts = testsets.load(args.test_set, f"{args.src}-{args.tgt}")
     pairs, gold = list(zip(ts.src, ts.tgt)), ts.gold
     if args.limit:
@@ -73,12 +89,16 @@ def main(argv=None) -> int:
     os.makedirs(args.out, exist_ok=True)
     dump = os.path.join(args.out, "alignments")
     with tempfile.TemporaryDirectory() as work:
-        step(1, 4, f"binarizing {len(pairs)} Hansards sentence pairs with the model's SentencePiece and dictionaries")
+        step(
+            1,
+            n_steps,
+            f"binarizing {len(pairs)} Hansards sentence pairs with the model's SentencePiece and dictionaries",
+        )
         data = binarize(args.model_dir, pairs, args.src, args.tgt, work)
         text = os.path.join(work, "test")  # the real pieces, for any the dictionary lacks
         step(
             2,
-            4,
+            n_steps,
             "forced alignment: fairseq-generate --score-reference with the plugin, every method, layer, AWO and AWI",
         )
         if (
@@ -96,20 +116,34 @@ def main(argv=None) -> int:
             != 0
         ):
             return 1
-    step(3, 4, "scoring every alignment file against the gold (align-eval)")
+    step(3, n_steps, "scoring every alignment file against the gold (align-eval)")
     results = []
     for name in sorted(n for n in os.listdir(dump) if n.endswith(".align")):
         s = score_corpus(gold, read_alignments(os.path.join(dump, name)))
         results.append(s.as_dict(name))
     write_alignments(gold, os.path.join(args.out, "gold.used.talp"), "talp")
-    step(4, 4, "writing the table, JSON, the AER heatmap, an example sentence's score matrices and the align-view page")
+    step(
+        4,
+        n_steps,
+        "writing the table, JSON, the AER heatmap, an example sentence's score matrices and the align-view page",
+    )
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     main_rows = layer_rows(results)
     plot_heatmap(main_rows, os.path.join(args.out, "aer_heatmap.png"))
     best = best_row(main_rows)
     plot_example(args.model_dir, pairs, gold, parse_name(best["hyp"]).layer, os.path.join(args.out, "example.png"))
-    view = write_view(pairs, gold, dump, main_rows, os.path.join(args.out, "view.html"), ts)
+    combined = None
+    if args.reverse_model_dir:
+        step(
+            5,
+            n_steps,
+            f"both directions: align-extract --reverse-model {os.path.relpath(args.reverse_model_dir, ROOT)}",
+        )
+        combined = both_directions(args, pairs, gold)
+        if combined is None:
+            return 1
+    view = write_view(pairs, gold, dump, main_rows, os.path.join(args.out, "view.html"), ts, combined)
     grid = format_grid(main_rows + summarize_heads(results))
     print(grid)
     with open(os.path.join(args.out, "results.md"), "w") as f:
@@ -123,16 +157,83 @@ def main(argv=None) -> int:
         f"\nbest: {best['hyp'].removesuffix('.align')} AER {best['aer']:.1f} (P {best['precision']:.1f} R {best['recall']:.1f}); "
         f"{len(pairs)} sentences; {time.time() - t0:.0f} s; files in {args.out}/"
     )
+    if combined is not None:
+        print(combined["text"])
     print(f"alignments beside the gold, sentence by sentence: {view}")
     return 0
 
 
-def write_view(pairs, gold, dump: str, rows: list[dict], path: str, ts: testsets.LoadedTestSet) -> str:
-    """The align-view page of the best layer (and shift) of each method, best method first, beside the gold."""
+# Both directions on the shipped defaults: the setting the held-out protocol chose on the RWTH and Hansards gold
+# halves (benchmarks/bidirectional.py; benchmarks/results/bidirectional_*.md), fixed before this demo scores it.
+BOTH_METHODS, BOTH_LAYER, BOTH_SHIFT = "norm,alti", 0, "awi"
+BOTH_DEFAULT = "alti-awi-layer0.gmean-threshold.align"
+COMBINATIONS = "grow-diag-final-and,intersect,gmean:threshold,hmean:threshold,gmean:intersect"
+
+
+def both_directions(args, pairs, gold) -> dict | None:
+    """Both models over the same pairs (``align-extract --reverse-model``, every combination), scored: the
+    combined default beside the best of one direction and of both, and eflomal's figure on the same text."""
+    from align.cli.extract import main as extract
+
+    out = os.path.join(args.out, "both")
+    inp = os.path.join(args.out, "pairs.txt")
+    write_text_atomic(inp, "".join(f"{' '.join(s)} ||| {' '.join(t)}\n" for s, t in pairs))
+    code = extract(
+        ["--model", args.model_dir, "--reverse-model", args.reverse_model_dir, "--input", inp, "--out", out,
+         "--overwrite", "--methods", BOTH_METHODS, "--layers", str(BOTH_LAYER), "--shifts", BOTH_SHIFT,
+         "--combine", COMBINATIONS, "--batch-size", str(args.batch_size), "--progress", "off"]
+    )  # fmt: skip
+    if code != 0:
+        return None
+    rows = []
+    for name in sorted(n for n in os.listdir(out) if n.endswith(".align")):
+        rows.append(score_corpus(gold, read_alignments(os.path.join(out, name))).as_dict(name))
+    with open(os.path.join(args.out, "both.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    aer = {r["hyp"]: r for r in rows}
+    default = aer[BOTH_DEFAULT]
+    one = min((r for r in rows if r["hyp"].count(".") == 1), key=lambda r: r["aer"])
+    two = min((r for r in rows if r["hyp"].count(".") == 2 and ".reverse." not in r["hyp"]), key=lambda r: r["aer"])
+    lines = ["", "both directions (align-extract --reverse-model, norm and alti at layer 0, AWI):"]
+    lines += [
+        f"  {r['hyp'].removesuffix('.align'):<40} AER {r['aer']:5.1f}" for r in sorted(rows, key=lambda r: r["aer"])
+    ]
+    efl = os.path.join(ROOT, "benchmarks", "results", f"eflomal_{args.src}{args.tgt}_x20")
+    efl_text = ""
+    if os.path.isdir(efl):  # eflomal's links on these sentences (benchmarks/eflomal_baseline.py), scored here
+        got = {}
+        for system in ("intersect", "grow-diag-final-and"):
+            links = read_alignments(os.path.join(efl, f"{system}.align"))
+            got[system] = score_corpus(gold, links.select(list(range(len(pairs))))).aer * 100
+        efl_text = (
+            f"; eflomal trained on the same text: intersect {got['intersect']:.1f}, "
+            f"grow-diag-final-and {got['grow-diag-final-and']:.1f}"
+        )
+    lines.append(
+        f"combined (default {BOTH_DEFAULT.removesuffix('.align')}): AER {default['aer']:.1f} "
+        f"(P {default['precision']:.1f} R {default['recall']:.1f}); best combined {two['hyp'].removesuffix('.align')} "
+        f"{two['aer']:.1f}; best of one direction here {one['hyp'].removesuffix('.align')} {one['aer']:.1f}{efl_text}"
+    )
+    return {"text": "\n".join(lines), "name": BOTH_DEFAULT, "path": os.path.join(out, BOTH_DEFAULT), "rows": rows}
+
+
+def write_view(
+    pairs, gold, dump: str, rows: list[dict], path: str, ts: testsets.LoadedTestSet, combined: dict | None = None
+) -> str:
+    """The align-view page of the best layer (and shift) of each method, best method first, beside the gold;
+    with ``combined`` (both directions), the combined alignment first."""
     chosen = sorted(
         (best_row(rows, m) for m in sorted({parse_name(r["hyp"]).method for r in rows})), key=lambda r: r["aer"]
     )
-    hyps = {r["hyp"].removesuffix(".align"): read_alignments(os.path.join(dump, r["hyp"])) for r in chosen}
+    hyps = {}
+    paths = {}
+    if combined is not None:
+        label = "both directions: " + combined["name"].removesuffix(".align")
+        hyps[label] = read_alignments(combined["path"])
+        paths[label] = combined["path"]
+    for r in chosen:
+        hyps[r["hyp"].removesuffix(".align")] = read_alignments(os.path.join(dump, r["hyp"]))
+        paths[r["hyp"].removesuffix(".align")] = os.path.join(dump, r["hyp"])
     sig = signature(
         argparse.Namespace(
             gold_format="talp",
@@ -155,7 +256,7 @@ def write_view(pairs, gold, dump: str, rows: list[dict], path: str, ts: testsets
         gold,
         title=f"Hansards En-Fr, {len(pairs)} sentences: the best layer of each method beside the gold (./run demo)",
         sig=sig,
-        paths={name: os.path.join(dump, name + ".align") for name in hyps},
+        paths=paths,
     )
     write_text_atomic(path, page)
     return path
