@@ -9,10 +9,11 @@ pooled: every sentence's links come from settings chosen without it. Families of
 
 - ``forward`` / ``reverse``: one model, each (method, layer, shift), argmax links (the reverse model's
   turned round to source-first);
-- ``hard``: the two directions' argmax links of the same method and shift (any layer of each) under each
+- ``hard``: the two directions' argmax links of the same shift (any method and layer of each) under each
   atools heuristic of :mod:`align.links.symmetrize`;
 - ``soft``: the same pairs of score matrices combined per cell (:mod:`align.links.combine`: hmean, gmean,
-  mean of row shares) and decoded (threshold over a grid, intersect, itermax, argmax);
+  mean of row shares) and decoded (threshold over a grid, intersect, itermax, argmax); ``soft-same``: only
+  pairs of the same setting in both directions, what ``align-extract --reverse-model --combine`` writes;
 - ``both``: hard and soft together; ``any``: every family above (one direction may win);
 - ``calibrated``: a bidirectional link-probability model (:mod:`align.links.calibration`) fitted on the other
   half's gold links for each setting, cells with p >= a cutoff (setting and cutoff chosen on that half);
@@ -22,8 +23,8 @@ pooled: every sentence's links come from settings chosen without it. Families of
 Bootstrap 95% intervals over sentences, and paired bootstrap tests (same sentences, same resamples) of the
 pooled held-out AER against eflomal's forward, reverse, intersect and grow-diag-final-and
 (``benchmarks/eflomal_baseline.py`` writes their links) and against the published Mgiza output where
-``../shared/data/system_outputs`` has it. The 8-bit score files' cost: the chosen soft settings re-run on
-matrices quantized as ``align.links.softscores`` stores them.
+``../shared/data/system_outputs`` has it. The 8-bit score files' cost: the soft search re-run on matrices
+quantized as ``align.links.softscores`` stores them (the hard families keep the float matrices' argmax links).
 
 Usage:
   python benchmarks/bidirectional.py -t rwth --forward data/models/deen --reverse data/models/ende --name bidirectional_rwth
@@ -55,7 +56,7 @@ from eval.metrics import SentenceCounts, bootstrap_ci, count_matches, paired_boo
 
 THRESHOLDS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
 """The soft threshold decoder's grid: the choice among them is made on held-out sentences, like every other."""
-FAMILIES = ("forward", "reverse", "hard", "soft", "both", "any", "calibrated-forward", "calibrated")
+FAMILIES = ("forward", "reverse", "hard", "soft", "soft-same", "both", "any", "calibrated-forward", "calibrated")
 
 # Quoted, not recomputed: figures printed by others on the same gold sets (sources named per row).
 PUBLISHED = {
@@ -225,6 +226,12 @@ def calibrated(fwd: dict, rev: dict, gold, counter: Counter, n: int, both: bool 
     return {"folds": choices, "pooled": SentenceCounts(**fields), "candidates": len(feats) * len(cuts)}
 
 
+def _same(name: str) -> bool:
+    """A soft candidate that pairs a setting with the same setting of the reverse model."""
+    a, _, b = name.partition(":")[0].partition("+")
+    return a == b
+
+
 def held_out(fam: dict, n: int, n_samples: int, cal: dict[str, dict] | None = None) -> dict[str, Any]:
     """Each family's cross-validated choice (two interleaved halves), pooled AER, bootstrap interval."""
     folds = folds_of(n, 2)
@@ -233,6 +240,7 @@ def held_out(fam: dict, n: int, n_samples: int, cal: dict[str, dict] | None = No
         "reverse": fam["reverse"],
         "hard": fam["hard"],
         "soft": fam["soft"],
+        "soft-same": {k: v for k, v in fam["soft"].items() if _same(k)},
         "both": {**fam["hard"], **fam["soft"]},
         "any": {**fam["forward"], **fam["reverse"], **fam["hard"], **fam["soft"]},
     }
@@ -309,7 +317,7 @@ def main(argv=None) -> int:
         if os.path.exists(p) and not args.limit:
             baselines[label] = count_matches(gold, read_alignments(p, "pharaoh", 0))  # 0-based, source first
     tests = []
-    for fam_name in ("forward", "hard", "soft", "both", "any", "calibrated-forward", "calibrated"):
+    for fam_name in ("forward", "hard", "soft", "soft-same", "both", "any", "calibrated-forward", "calibrated"):
         for b, bc in baselines.items():
             t = paired_bootstrap(bc, res[fam_name]["_pooled"], args.bootstrap)
             tests.append({"ours": fam_name, "baseline": b, "baseline_aer": 100 * score_counts(bc).aer, **t})
@@ -330,7 +338,7 @@ def main(argv=None) -> int:
     report = {
         "meta": meta,
         "held_out": clean,
-        "held_out_8bit": {k: clean8[k] for k in ("soft", "both", "any")},
+        "held_out_8bit": {k: clean8[k] for k in ("soft", "soft-same", "both", "any")},
         "tests": tests,
         "published": [{"system": s, "aer": a, "source": src} for s, a, src in PUBLISHED[args.test_set]],
     }
@@ -371,7 +379,7 @@ def markdown(r: dict) -> str:
         "Soft combinations read from 8-bit score files (`.scores.jsonl`, each row scaled to its maximum): "
         + ", ".join(
             f"{f} {r['held_out_8bit'][f]['aer']:.1f} (float {r['held_out'][f]['aer']:.1f})"
-            for f in ("soft", "both", "any")
+            for f in ("soft", "soft-same", "both", "any")
         )
         + ".",
         "",

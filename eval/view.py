@@ -43,7 +43,7 @@ from align.links.formats import (
     read_text_pairs,
     write_text_atomic,
 )
-from align.links.softscores import SUFFIX as SCORES_SUFFIX, iter_scores, quantize_scores
+from align.links.softscores import SUFFIX as SCORES_SUFFIX, iter_scores_meta, quantize_scores
 
 from .cli import UsageError, _read_ids, add_format_args, add_testset_args, load_testset, parse_flags, signature
 from .metrics import count_matches, rates, score_counts
@@ -306,7 +306,11 @@ def _named_inputs(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, s
 
 def _read_soft(path: str, pairs: Sequence[tuple[Sequence[str], Sequence[str]]], text_name: str) -> list[np.ndarray]:
     out = []
-    for k, m in enumerate(iter_scores(path)):
+    for k, (m, reverse) in enumerate(iter_scores_meta(path)):
+        # float32 lines shaded as 8-bit ones (row max 255); a reverse model's (S, T) matrix, its rows scaled as
+        # that model wrote them, turned round to the pair's (T, S) beside its source-first links
+        m = m if m.dtype == np.uint8 else quantize_scores(m)
+        m = m.T if reverse else m
         if k >= len(pairs):
             raise LineCountError(
                 path, None, f"more than {len(pairs)} lines; expected {len(pairs)} as in the text {text_name}"
@@ -319,7 +323,7 @@ def _read_soft(path: str, pairs: Sequence[tuple[Sequence[str], Sequence[str]]], 
                 f"a {m.shape[0]}x{m.shape[1]} (tgt x src) matrix; expected "
                 f"{len(t)}x{len(s)}, the word counts of sentence {k + 1} in {text_name}",
             )
-        out.append(m if m.dtype == np.uint8 else quantize_scores(m))  # float32 lines shaded as 8-bit ones: row max 255
+        out.append(m)
     if len(out) != len(pairs):
         raise LineCountError(path, None, f"{len(out)} lines; expected {len(pairs)} as in the text {text_name}")
     return out

@@ -592,6 +592,7 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
         "pairs": stats["pairs"],
         "lines": stats["lines"],
         "truncated": stats["truncated"],
+        "truncated_reverse": stats["truncated_reverse"],
         "methods": list(spec.methods),
         "layers": list(spec.layers),
         "shifts": list(spec.shifts),
@@ -657,6 +658,17 @@ def _load_reverse(ap, args, aligner, spec, kwargs: dict, opts: dict):
             file=sys.stderr,
         )
         return 1
+    same = {k: v for k, v in reverse.identity().items() if k != "path"} == {
+        k: v for k, v in aligner.identity().items() if k != "path"
+    }
+    if same and (None in (fs, ft) or (fs, ft) == (rs, rt)):
+        print(
+            f"align-extract: --reverse-model {path} is the --model itself with no languages to swap: it would "
+            "align the same direction twice; give the model of the other direction, or a multilingual model's "
+            "--src-lang and --tgt-lang (the reverse run swaps them)",
+            file=sys.stderr,
+        )
+        return 1
     if reverse.lowercase != aligner.lowercase:
         print(
             f"align-extract: --reverse-model {path} was trained on "
@@ -693,7 +705,11 @@ def _score_reverse(args, items: list) -> dict:
     if args.reverse is None:
         return {}
     reverse, rspec = args.reverse
-    turned = [(f"{where} (reverse model)", t, s) for where, s, t in items]
+    # the reverse model's "source" is the pair's target: say so in its errors
+    turned = [
+        (f"{where} (turned round for the reverse model: its source is the pair's target)", t, s)
+        for where, s, t in items
+    ]
     return {
         k: (rse, rte, rsc) for k, rse, rte, rsc in reverse.score_items(turned, rspec, args.batch_size, args.truncate)
     }
@@ -702,8 +718,8 @@ def _score_reverse(args, items: list) -> dict:
 def _both_directions(args, names: list[str], links_of: dict, fwd: dict, rev: dict, scored: tuple) -> dict:
     """The reverse links (turned round to ``(src, tgt)``) and every --combine of one pair, keyed by file name.
     ``fwd``/``rev``: word-score matrices by setting name, forward (T, S) and reverse (S, T); under
-    --truncate the two models may keep different numbers of words, and soft combinations read the words
-    both kept."""
+    --truncate the two models may keep different numbers of words: the forward's words are the pair's, and
+    a word the reverse model cut has no score from it (zeros)."""
     from ..links.combine import combine, combine_links, reverse_links
 
     reverse, rspec = args.reverse
@@ -714,11 +730,21 @@ def _both_directions(args, names: list[str], links_of: dict, fwd: dict, rev: dic
         out[reverse_name(name)] = back
         for c in args.combos:
             if ":" in c:
-                f, r = fwd[name], rev[name]
-                t, s = min(f.shape[0], r.shape[1]), min(f.shape[1], r.shape[0])
-                out[combined_name(name, c)] = combine(c, f[:t, :s], r[:s, :t], args.combine_threshold)
+                # float32, as --scores-precision float32 stores them: align-symmetrize on the files gives these links
+                f, r = fwd[name].astype(np.float32), fit_shape(rev[name], fwd[name].shape[::-1]).astype(np.float32)
+                out[combined_name(name, c)] = combine(c, f, r, args.combine_threshold)
             else:
                 out[combined_name(name, c)] = combine_links(c, links_of[name], back)
+    return out
+
+
+def fit_shape(m: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``m`` cut or padded with zeros to ``shape`` (the words one model kept under --truncate, the other's)."""
+    if m.shape == shape:
+        return m
+    out = np.zeros(shape, dtype=m.dtype)
+    t, s = min(m.shape[0], shape[0]), min(m.shape[1], shape[1])
+    out[:t, :s] = m[:t, :s]
     return out
 
 
@@ -734,7 +760,8 @@ def _write_calibrated(
     both: tuple = ()
     if reverse is not None and scored is not None:
         rw = reverse.word_scores(*scored, rspec, null=True)[name]
-        both = (rw[:, :-1], rw[:, -1])
+        t, s = w.shape[0], w.shape[1] - 1
+        both = (fit_shape(rw[:, :-1], (s, t)), fit_shape(rw[:, -1:], (s, 1))[:, 0])  # --truncate: see fit_shape
     probs = cal.probabilities(w[:, :-1], w[:, -1], *both)
     if args.prob_threshold is not None:
         links_of[name] = [(int(s), int(t)) for t, s in zip(*np.nonzero(probs >= args.prob_threshold))]
@@ -756,7 +783,7 @@ def _one_line(e: BaseException) -> str:
 def signature(aligner, spec, args, reader: PairReader) -> dict:
     """Everything that changes this run's output: :mod:`align.extraction.signature`."""
     identity = aligner.identity() if hasattr(aligner, "identity") else {}
-    sig = {
+    sig: dict[str, Any] = {
         "version": __version__,
         "model": {k: v for k, v in identity.items() if k != "path"},
         "input": {
@@ -926,18 +953,21 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
                     stats["truncated_reverse"] += bool(rse.dropped or rte.dropped)
                     reverse, rspec = args.reverse
                     rev = reverse.word_scores(rse, rte, rsc, rspec, per_head_files) if soft else {}
-                    links_of.update(_both_directions(args, names, links_of, fwd, rev, rev_scored[k]))
-                if calibrated:
+                if calibrated:  # first: under --prob-threshold its links are NAME.align's, which the combinations read
                     _write_calibrated(
                         aligner, se, te, sc, args, links_of, calibrated, prefix[k], chunk[k][0], rev_scored.get(k)
                     )
+                if args.reverse is not None:
+                    links_of.update(_both_directions(args, names, links_of, fwd, rev, rev_scored[k]))
                 for name, links in links_of.items():
                     opened[name].write(prefix[k] + format_links(links) + "\n")
                 if scores_files:
                     for name, m in fwd.items():
                         scores_files[name].write(prefix[k] + encode_scores(m, precision=precision) + "\n")
                     for name, m in rev.items():
-                        scores_files[reverse_name(name)].write(prefix[k] + encode_scores(m, precision=precision) + "\n")
+                        scores_files[reverse_name(name)].write(
+                            prefix[k] + encode_scores(m, precision=precision, reverse=True) + "\n"
+                        )
             if dest is None:
                 out.writelines(lines)
                 out.flush()

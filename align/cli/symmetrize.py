@@ -28,7 +28,7 @@ from ..links.formats import (
     write_alignments,
     write_text_atomic,
 )
-from ..links.softscores import SUFFIX, iter_scores
+from ..links.softscores import SUFFIX, iter_scores_meta
 from ..links.symmetrize import SYMMETRIZERS, symmetrize_corpus
 
 _COMPRESSED = (".gz", ".xz", ".zst")
@@ -102,17 +102,24 @@ def _check_usage(p: argparse.ArgumentParser, args: argparse.Namespace) -> bool:
     if args.threshold is not None:
         if not (is_soft(args.method) and args.method.partition(":")[2] == "threshold"):
             p.error(f"--threshold applies to a soft COMBINER:threshold name, not {args.method}")
-        if not math.isfinite(args.threshold):
-            p.error(f"--threshold {args.threshold}; expected a finite number")
+        if not (math.isfinite(args.threshold) and 0.0 <= args.threshold <= 1.0):
+            p.error(f"--threshold {args.threshold}; expected a value in [0, 1] (combined scores are row shares)")
     return scores
 
 
 def combine_score_files(method: str, forward: str, reverse: str, threshold: float = DEFAULT_THRESHOLD) -> list[str]:
     """Pharaoh lines (no newline) from a forward (T, S) and a reverse (S, T) soft-score file, read in lockstep;
     AlignmentFormatError naming file and line for different line counts or shapes that do not fit."""
-    fwd, rev = iter_scores(forward), iter_scores(reverse)
+    fwd, rev = iter_scores_meta(forward), (m for m, _ in iter_scores_meta(reverse))
     lines: list[str] = []
-    for k, f in enumerate(fwd, 1):
+    for k, (f, marked) in enumerate(fwd, 1):
+        if marked:  # a reverse model's file given first: its (S, T) would be read as (T, S)
+            raise AlignmentFormatError(
+                _display(forward),
+                k,
+                "a reverse model's matrix (\"reverse\": true); expected the forward model's file first and "
+                "the reverse model's second",
+            )
         r = next(rev, None)
         if r is None:
             n_fwd = k + sum(1 for _ in fwd)

@@ -27,6 +27,11 @@ A file of probabilities (``align-extract --calibration`` writes ``NAME.probs.jso
 ``"scale": "absolute"`` in every line: its bytes are ``round(255 * p)`` for probabilities ``p`` in
 ``[0, 1]``, not relative to the row maximum, so shading shows how sure each link is.
 
+A reverse model's file (``align-extract --reverse-model`` writes ``NAME.reverse.scores.jsonl``) has
+``"reverse": true`` in every line: the matrix is the reverse model's own, rows its target words (the pair's
+source words), ``"tgt"`` and ``"src"`` counting them as that model does; :func:`iter_scores_meta` says so,
+and ``align-view`` turns such a matrix round to show it beside the pair's source-first links.
+
 Examples: the (2, 3) matrix ``[[0.2, 0.6, 0.2], [0, 0, 0]]`` is ``[[85, 255, 85], [0, 0, 0]]``,
 the line ``{"tgt": 2, "src": 3, "q": "Vf9VAAAA"}``; the (1, 1) matrix ``[[1.0]]`` in float32 is the
 bytes ``00 00 80 3f``, the line ``{"tgt": 1, "src": 1, "q": "AACAPw==", "dtype": "float32"}``.
@@ -82,10 +87,15 @@ def quantize_scores(m: np.ndarray) -> np.ndarray:
     return np.rint(q).astype(np.uint8)  # rint: nearest, ties to even (Python's round)
 
 
-def encode_scores(m: np.ndarray, absolute: bool = False, precision: str = "8bit") -> str:
+def encode_scores(m: np.ndarray, absolute: bool = False, precision: str = "8bit", reverse: bool = False) -> str:
     """One line (no newline) of a soft-score file for a (tgt_len, src_len) score matrix; ``absolute``: the
     matrix holds probabilities in [0, 1], stored as ``round(255 * p)`` with ``"scale": "absolute"``;
-    ``precision`` (one of :data:`PRECISIONS`): ``float32`` stores the raw scores with ``"dtype": "float32"``."""
+    ``precision`` (one of :data:`PRECISIONS`): ``float32`` stores the raw scores with ``"dtype": "float32"``;
+    ``reverse``: a reverse model's own (src_len, tgt_len) matrix of the pair, marked ``"reverse": true``."""
+    if reverse:
+        obj = json.loads(encode_scores(m, absolute, precision))
+        obj["reverse"] = True
+        return json.dumps(obj)
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")
     if precision == "float32":
@@ -128,6 +138,11 @@ def decode_scores(line: str, path: str, lineno: int) -> np.ndarray:
     """The (T, S) matrix of one line: uint8 for an 8-bit line, float32 for a ``"dtype": "float32"`` line;
     ScoresFormatError naming ``path:lineno`` if the line is not such a JSON object or its byte count is
     not T * S (4 * T * S for float32)."""
+    return _decode(line, path, lineno)[0]
+
+
+def _decode(line: str, path: str, lineno: int) -> tuple[np.ndarray, bool]:
+    """The matrix of one line and whether it is marked ``"reverse": true``."""
     expected = 'expected {"tgt": T, "src": S, "q": "<base64 of T*S bytes>"}'
     try:
         obj = json.loads(line)
@@ -164,7 +179,10 @@ def decode_scores(line: str, path: str, lineno: int) -> np.ndarray:
     m: np.ndarray = np.frombuffer(raw, dtype=dtype).reshape(t, s).astype(dtype.newbyteorder("="))
     if size > 1 and not np.isfinite(m).all():
         raise ScoresFormatError(path, lineno, "'q' holds NaN or infinity; expected finite float32 scores")
-    return m
+    rev = obj.get("reverse", False)
+    if not isinstance(rev, bool):
+        raise ScoresFormatError(path, lineno, f"'reverse' is {rev!r}; expected true or false")
+    return m, rev
 
 
 def iter_scores(path: str) -> Iterator[np.ndarray]:
@@ -174,6 +192,14 @@ def iter_scores(path: str) -> Iterator[np.ndarray]:
     for first, lines in iter_line_chunks(path):
         for i, line in enumerate(lines):
             yield decode_scores(line, name, first + i)
+
+
+def iter_scores_meta(path: str) -> Iterator[tuple[np.ndarray, bool]]:
+    """As :func:`iter_scores`, each matrix with its ``"reverse"`` mark (True: a reverse model's (S, T) matrix)."""
+    name = "<stdin>" if path == "-" else str(path)
+    for first, lines in iter_line_chunks(path):
+        for i, line in enumerate(lines):
+            yield _decode(line, name, first + i)
 
 
 def read_scores(path: str) -> list[np.ndarray]:

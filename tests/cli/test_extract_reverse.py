@@ -192,3 +192,26 @@ def test_rwth_figures_both_directions(shared, tmp_path, capsys):
     for name, want in RWTH.items():
         got = 100 * score_corpus(gold, read_alignments(str(out / name), "pharaoh")).aer
         assert got == pytest.approx(want, abs=0.01), name
+
+
+def test_reverse_score_files_are_marked_and_read_the_right_way_round(both, tmp_path, capsys):
+    from align.cli.symmetrize import main as symmetrize
+    from align.links.softscores import iter_scores_meta
+    from eval.view import main as view
+
+    out = tmp_path / "o"
+    assert run("--model", DEEN, "--reverse-model", ENDE, "--input", str(both / "p.txt"), "--out", str(out),
+               "--methods", "norm", "--layers", "0", "--save-scores") == 0  # fmt: skip
+    fwd, rev = out / "norm-awi-layer0.scores.jsonl", out / "norm-awi-layer0.reverse.scores.jsonl"
+    f, r = list(iter_scores_meta(str(fwd))), list(iter_scores_meta(str(rev)))
+    assert not any(m for _, m in f) and all(m for _, m in r)
+    assert all(a.shape == b.shape[::-1] for (a, _), (b, _) in zip(f, r))
+    # align-view shows the reverse model's matrices beside its (source-first) links: turned round
+    page = tmp_path / "v.html"
+    hyp = out / "norm-awi-layer0.reverse.align"
+    assert view([str(both / "p.txt"), str(hyp), "--scores", f"norm-awi-layer0.reverse={rev}", "-o", str(page)]) == 0
+    # the two files the wrong way round: one line naming the file and line
+    capsys.readouterr()
+    assert symmetrize(["-m", "gmean:threshold", str(rev), str(fwd)]) == 1
+    err = capsys.readouterr().err
+    assert "norm-awi-layer0.reverse.scores.jsonl:1" in err and "reverse model's matrix" in err

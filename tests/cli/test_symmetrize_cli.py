@@ -120,7 +120,7 @@ def test_usage_errors_exit_2(tmp_path, capsys):
         ([lf, r], "r.scores.jsonl is a soft-score file (.scores.jsonl) and"),
         (["-m", "grow-diag", "--threshold", "0.3", f, r], "--threshold applies to a soft COMBINER:threshold name"),
         (["-m", "hmean:itermax", "--threshold", "0.3", f, r], "not hmean:itermax"),
-        (["-m", "hmean:threshold", "--threshold", "nan", f, r], "expected a finite number"),
+        (["-m", "hmean:threshold", "--threshold", "nan", f, r], "expected a value in [0, 1]"),
         (["-m", "max:threshold", f, r], "unknown combiner 'max'; valid: hmean, gmean, mean"),
         (["-m", "hmean:best", f, r], "unknown soft decoder 'best'; valid: threshold, intersect, itermax, argmax"),
         (["-m", "nope", f, r], "valid: intersect, union, grow-diag, grow-diag-final, grow-diag-final-and, or"),

@@ -247,3 +247,36 @@ def test_check_revision_takes_branches_tags_and_commits():
 
     for rev in ("main", "v1.0", "refs/pr/1", "1" * 40, "release-2024_01"):
         assert check_revision(rev) == rev
+
+
+def test_the_same_multilingual_model_is_its_own_reverse_with_languages_swapped(offline, tmp_path, capsys):
+    """M2M100 both ways: --reverse-model names the same Hub id; it runs fr->en (the languages swapped)."""
+    from hf_plugins.hub import HFAligner
+
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("\n".join(PAIRS) + "\n", encoding="utf-8")
+    out = tmp_path / "o"
+    langs = ["--src-lang", "en", "--tgt-lang", "fr"]
+    args = ["--model", "test/tiny-m2m100", "--reverse-model", "test/tiny-m2m100", "--input", str(pairs)]
+    assert _run(*args, *langs, "--methods", "norm", "--layers", "1", "--out", str(out)) == 0
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["signature"]["reverse_model"]["revision"] == COMMIT["m2m100"]
+    # the reverse file is the model run fr->en on the turned pairs, turned round
+    folder = offline / "hub" / "models--test--tiny-m2m100" / "snapshots" / COMMIT["m2m100"]
+    rev = HFAligner.from_pretrained(str(folder), src_lang="fr", tgt_lang="en")
+    assert rev.languages() == ("fr", "en")
+    turned = [tuple(reversed([x.strip() for x in p.split("|||")])) for p in PAIRS]
+    want = rev.align([s for s, _ in turned], [t for _, t in turned], ["norm"], [1])[("norm", 1, "awi")]
+    got = [line.split() for line in (out / "norm-awi-layer1.reverse.align").read_text().splitlines()]
+    assert got == [[f"{s}-{t}" for s, t in sorted((t, s) for s, t in links)] for links in want]
+
+
+def test_a_one_pair_model_as_its_own_reverse_is_refused(offline, tmp_path, capsys):
+    """Marian declares no languages: the same model as --reverse-model would align one direction twice."""
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("\n".join(PAIRS) + "\n", encoding="utf-8")
+    out = tmp_path / "o"
+    code = _run("--model", "test/tiny-marian", "--reverse-model", "test/tiny-marian", "--input", str(pairs),
+                "--out", str(out))  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and "align the same direction twice" in err and not out.exists()
