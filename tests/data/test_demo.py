@@ -75,3 +75,32 @@ def test_example_figure_marks_sure_and_possible_gold(tmp_path):
     drawn = demo.draw_example(panels, ["a", "b", "c", "d"], ["x", "y", "z"], [(0, 0), (1, 1)], [(3, 2)], path, "t")
     assert drawn == {"sure": 4, "possible": 2}
     assert open(path, "rb").read(4) == b"\x89PNG"
+
+
+def test_demo_with_the_reverse_model_shows_both_directions(shared, tmp_path, capsys):
+    """Both directions in the demo, on De-En (the shipped pair with both models), 40 RWTH sentences."""
+    pytest.importorskip("fairseq")
+    sys.path.insert(0, os.path.join(ROOT, "data", "scripts"))
+    import demo
+
+    out = tmp_path / "demo"
+    models = os.path.join(ROOT, "data", "models")
+    argv = ["--out", str(out), "-t", "rwth", "--src", "de", "--tgt", "en", "--limit", "40"]
+    assert demo.main(argv + ["--model-dir", os.path.join(models, "deen")]) == 0  # ende found beside it
+    text = capsys.readouterr().out
+    assert "combined (default alti-awi-layer0.gmean-threshold): AER" in text
+    assert "eflomal trained on the same text: intersect" in text
+    rows = {r["hyp"]: r for r in json.loads((out / "both.json").read_text())}
+    assert rows["alti-awi-layer0.gmean-threshold.align"]["sentences"] == 40
+    assert rows["alti-awi-layer0.gmean-threshold.align"]["aer"] < rows["alti-awi-layer0.align"]["aer"]
+    from pages import page_json
+
+    page = page_json((out / "view.html").read_text(encoding="utf-8"))
+    assert page["hyps"][0]["name"] == "both directions: alti-awi-layer0.gmean-threshold"
+    assert (
+        demo.main(
+            argv + ["--model-dir", os.path.join(models, "deen"), "--one-direction", "--out", str(tmp_path / "one")]
+        )
+        == 0
+    )
+    assert "both directions" not in capsys.readouterr().out
