@@ -199,6 +199,9 @@ def measure(args: argparse.Namespace, out: str) -> list[dict]:
         if swap:
             hyps = {n: h.reversed() for n, h in hyps.items()}
         rows, counts = score_all(gold, hyps)
+        before = [p for p in points if p["updates"] == info["updates"]]
+        if before and info.get("val_loss") is None:  # a shipped model folder carries no validation loss: keep it
+            info["val_loss"] = before[0].get("val_loss")
         points = [p for p in points if p["updates"] != info["updates"]]
         point = {
             **info,
