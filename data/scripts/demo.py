@@ -258,7 +258,9 @@ def write_view(
         pairs,
         hyps,
         gold,
-        title=f"Hansards En-Fr, {len(pairs)} sentences: the best layer of each method beside the gold (./run demo)",
+        title=f"{ts.name} {ts.pair}, {len(pairs)} sentences: "
+        + ("both directions combined, then " if combined is not None else "")
+        + "the best layer of each method beside the gold (./run demo)",
         sig=sig,
         paths=paths,
     )
