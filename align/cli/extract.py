@@ -728,10 +728,10 @@ def _both_directions(args, names: list[str], links_of: dict, fwd: dict, rev: dic
     for name in names:
         back = reverse_links(rlinks[name])
         out[reverse_name(name)] = back
+        if fwd:  # float32, as --scores-precision float32 stores them: align-symmetrize on the files gives these links
+            f, r = fwd[name].astype(np.float32), fit_shape(rev[name], fwd[name].shape[::-1]).astype(np.float32)
         for c in args.combos:
             if ":" in c:
-                # float32, as --scores-precision float32 stores them: align-symmetrize on the files gives these links
-                f, r = fwd[name].astype(np.float32), fit_shape(rev[name], fwd[name].shape[::-1]).astype(np.float32)
                 out[combined_name(name, c)] = combine(c, f, r, args.combine_threshold)
             else:
                 out[combined_name(name, c)] = combine_links(c, links_of[name], back)

@@ -92,16 +92,20 @@ def encode_scores(m: np.ndarray, absolute: bool = False, precision: str = "8bit"
     matrix holds probabilities in [0, 1], stored as ``round(255 * p)`` with ``"scale": "absolute"``;
     ``precision`` (one of :data:`PRECISIONS`): ``float32`` stores the raw scores with ``"dtype": "float32"``;
     ``reverse``: a reverse model's own (src_len, tgt_len) matrix of the pair, marked ``"reverse": true``."""
+    line = _line(m, absolute, precision)
     if reverse:
-        obj = json.loads(encode_scores(m, absolute, precision))
-        obj["reverse"] = True
-        return json.dumps(obj)
+        line["reverse"] = True
+    return json.dumps(line)
+
+
+def _line(m: np.ndarray, absolute: bool, precision: str) -> dict[str, Any]:
+    """The JSON object of one line (see :func:`encode_scores`)."""
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")
     if precision == "float32":
         if absolute:
             raise ValueError("probabilities (absolute=True) are stored 8-bit; expected precision='8bit'")
-        return _encode_float32(m)
+        return _float32_line(m)
     if absolute:
         a = np.asarray(m, dtype=np.float64)
         if a.ndim != 2 or not np.isfinite(a).all():
@@ -109,13 +113,17 @@ def encode_scores(m: np.ndarray, absolute: bool = False, precision: str = "8bit"
         q = np.rint(255.0 * np.clip(a, 0.0, 1.0)).astype(np.uint8)
     else:
         q = quantize_scores(m)
-    line = {"tgt": int(q.shape[0]), "src": int(q.shape[1]), "q": base64.b64encode(q.tobytes()).decode("ascii")}
+    line: dict[str, Any] = {
+        "tgt": int(q.shape[0]),
+        "src": int(q.shape[1]),
+        "q": base64.b64encode(q.tobytes()).decode("ascii"),
+    }
     if absolute:
         line["scale"] = "absolute"
-    return json.dumps(line)
+    return line
 
 
-def _encode_float32(m: np.ndarray) -> str:
+def _float32_line(m: np.ndarray) -> dict[str, Any]:
     a = np.asarray(m)
     if a.ndim != 2:
         raise ValueError(f"score matrix of shape {a.shape}; expected 2-D (tgt_len, src_len)")
@@ -124,7 +132,7 @@ def _encode_float32(m: np.ndarray) -> str:
     if not np.isfinite(f).all():
         raise ValueError("score matrix holds NaN or infinity (or a value beyond float32); expected finite scores")
     raw = base64.b64encode(f.tobytes()).decode("ascii")
-    return json.dumps({"tgt": int(f.shape[0]), "src": int(f.shape[1]), "q": raw, "dtype": "float32"})
+    return {"tgt": int(f.shape[0]), "src": int(f.shape[1]), "q": raw, "dtype": "float32"}
 
 
 def _size(obj: dict[str, Any], key: str, path: str, lineno: int) -> int:
