@@ -15,6 +15,9 @@ pooled: every sentence's links come from settings chosen without it. Families of
 - ``soft``: the same pairs of score matrices combined per cell (:mod:`align.links.combine`: hmean, gmean,
   mean of row shares) and decoded (threshold over a grid, intersect, itermax, argmax); ``soft-same``: only
   pairs of the same setting in both directions, what ``align-extract --reverse-model --combine`` writes;
+- ``blend``: the same blend in both directions (:mod:`align.links.blend`: the mean of two settings' row
+  shares; by default every AWI setting with every AWO setting, ``--blends``), combined and decoded as ``soft``:
+  what ``align-extract --reverse-model --blend B --combine C`` writes as ``B.C.align``;
 - ``both``: hard and soft together; ``any``: every family above (one direction may win);
 - ``calibrated``: a bidirectional link-probability model (:mod:`align.links.calibration`) fitted on the other
   half's gold links for each setting, cells with p >= a cutoff (setting and cutoff chosen on that half);
@@ -47,6 +50,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from align.links.blend import is_blend  # noqa: E402
 from align.links.combine import COMBINERS, combine_scores  # noqa: E402
 from align.links.decode import decode_argmax, decode_intersect, decode_itermax, row_shares  # noqa: E402
 from align.links.formats import read_alignments, shared_data_dir, write_text_atomic  # noqa: E402
@@ -65,6 +69,7 @@ FAMILIES = (
     "soft",
     "soft-same",
     "both",
+    "blend",
     "any",
     "calibrated-forward",
     "calibrated",
@@ -114,11 +119,13 @@ def load_model(path: str, vocab: str | None):
     return NormAligner.from_checkpoint(path)
 
 
-def word_matrices(aligner, pairs: list, methods: list[str], shifts: list[str]) -> dict[str, list[np.ndarray]]:
-    """Every setting's word-score matrices of every pair: ``{dump name: [(T, S) per sentence]}`` (the pair as
-    given: a reverse model gets the pairs turned round and gives (S, T)), each with one more column, last: the
-    NULL mass (the word's score on the source's EOS) that the calibrated family reads."""
-    spec = aligner.spec(methods, None, shifts)
+def word_matrices(
+    aligner, pairs: list, methods: list[str], shifts: list[str], blends: list[str] = ()
+) -> dict[str, list[np.ndarray]]:
+    """Every setting's (and blend's) word-score matrices of every pair: ``{dump name: [(T, S) per sentence]}``
+    (the pair as given: a reverse model gets the pairs turned round and gives (S, T)), each with one more column,
+    last: the NULL mass (the word's score on the source's EOS) that the calibrated family reads."""
+    spec = aligner.spec(methods, None, shifts, blends=blends)
     items = [(f"sentence {k + 1}", s, t) for k, (s, t) in enumerate(pairs)]
     out: dict[str, list[np.ndarray]] = {}
     for _, se, te, sc in aligner.score_items(items, spec, 32):
@@ -251,6 +258,32 @@ def calibrated(fwd: dict, rev: dict, gold, counter: Counter, n: int, both: bool 
     return {"folds": choices, "pooled": SentenceCounts(**fields), "candidates": len(feats) * len(cuts)}
 
 
+def blend_candidates(fwd: dict, rev: dict, counter: Counter, shapes: list, quantize: bool = False) -> dict:
+    """The ``blend`` family: the same blend (:mod:`align.links.blend`) in both directions, its two matrices
+    combined and decoded as the soft family's are: ``{candidate name: SentenceCounts}``."""
+    q = (lambda m: quantize_scores(m).astype(np.float64)) if quantize else (lambda m: m)
+    out: dict[str, SentenceCounts] = {}
+    for nb in fwd:
+        f = [m[:, :-1] for m in fwd[nb]]  # drop NULL; the row shares of the rest are the blend itself
+        r = [m[:, :-1] for m in rev[nb]]
+        for c in COMBINERS:
+            combined = [combine_scores(q(a), q(b), c) for a, b in zip(f, r)]
+            for t in THRESHOLDS:
+                out[f"{nb.removesuffix('.align')}:{c}:threshold={t}"] = counter.counts([m >= t for m in combined])
+            for d, fn in (("intersect", decode_intersect), ("itermax", decode_itermax), ("argmax", decode_argmax)):
+                out[f"{nb.removesuffix('.align')}:{c}:{d}"] = counter.counts(
+                    [mask_of(fn(m), sh) for m, sh in zip(combined, shapes)]
+                )
+    return out
+
+
+def auto_blends(names: list[str]) -> list[str]:
+    """Every blend of one AWI and one AWO setting among the dump ``names`` (the two steps of a target word)."""
+    awi = [n.removesuffix(".align") for n in names if "-awi-" in n]
+    awo = [n.removesuffix(".align") for n in names if "-awo-" in n]
+    return [f"{a}+{b}" for a in awi for b in awo]
+
+
 def _same(name: str) -> bool:
     """A soft candidate that pairs a setting with the same setting of the reverse model."""
     a, _, b = name.partition(":")[0].partition("+")
@@ -268,10 +301,20 @@ def held_out(fam: dict, n: int, n_samples: int, cal: dict[str, dict] | None = No
         "soft": fam["soft"],
         "soft-same": {k: v for k, v in fam["soft"].items() if _same(k)},
         "both": {**fam["hard"], **fam["soft"]},
-        "any": {**fam["forward"], **fam["forward-decoders"], **fam["reverse"], **fam["hard"], **fam["soft"]},
+        "blend": fam.get("blend", {}),
+        "any": {
+            **fam["forward"],
+            **fam["forward-decoders"],
+            **fam["reverse"],
+            **fam["hard"],
+            **fam["soft"],
+            **fam.get("blend", {}),
+        },
     }
     out = {}
     for name, pool in pools.items():
+        if not pool:
+            continue  # no blends asked
         h = held_out_choice(pool, list(pool), folds)
         out[name] = summary(h, len(pool), n_samples)
     for name, c in (cal or {}).items():
@@ -304,6 +347,11 @@ def main(argv=None) -> int:
     ap.add_argument("--reverse-vocab", help="folder of the reverse checkpoint's dictionaries and spm.model")
     ap.add_argument("--methods", default="attn,norm,alti")
     ap.add_argument("--shifts", default="awo,awi")
+    ap.add_argument(
+        "--blends",
+        default="auto",
+        help="comma-separated blends for the blend family; auto: every AWI setting with every AWO setting; none",
+    )
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--shared", default=shared_data_dir())
@@ -316,8 +364,11 @@ def main(argv=None) -> int:
     n = len(pairs)
     methods, shifts = args.methods.split(","), args.shifts.split(",")
     fwd_model, rev_model = load_model(args.forward, args.forward_vocab), load_model(args.reverse, args.reverse_vocab)
-    fwd = word_matrices(fwd_model, pairs, methods, shifts)
-    rev = word_matrices(rev_model, [(t, s) for s, t in pairs], methods, shifts)
+    singles = fwd_model.output_names(fwd_model.spec(methods, None, shifts))
+    blends = auto_blends(singles) if args.blends == "auto" else [] if args.blends == "none" else args.blends.split(",")
+    fwd = word_matrices(fwd_model, pairs, methods, shifts, blends)
+    rev = word_matrices(rev_model, [(t, s) for s, t in pairs], methods, shifts, blends)
+    fwd_b, rev_b = ({n: d.pop(n) for n in list(d) if is_blend(n)} for d in (fwd, rev))
     t_scores = time.time() - t0
     shapes = [(m.shape[0], m.shape[1] - 1) for m in next(iter(fwd.values()))]
     for nm, ms in rev.items():
@@ -326,12 +377,14 @@ def main(argv=None) -> int:
             raise SystemExit(f"{args.reverse}: {nm}: sentence {bad[0] + 1} has other word counts than the forward's")
     counter = Counter(gold, shapes)
     fam = candidates(fwd, rev, counter, shapes)
+    fam["blend"] = blend_candidates(fwd_b, rev_b, counter, shapes)
     cal = {"calibrated-forward": calibrated(fwd, rev, gold, counter, n, both=False),
            "calibrated": calibrated(fwd, rev, gold, counter, n)}  # fmt: skip
     res = held_out(fam, n, args.bootstrap, cal)
     # the 8-bit files' cost: the whole search again on quantized matrices (soft family only differs)
     fam8 = candidates(fwd, rev, counter, shapes, quantize=True)
-    res8 = held_out({**fam, "soft": fam8["soft"]}, n, args.bootstrap)
+    fam8["blend"] = blend_candidates(fwd_b, rev_b, counter, shapes, quantize=True)
+    res8 = held_out({**fam, "soft": fam8["soft"], "blend": fam8["blend"]}, n, args.bootstrap)
     baselines: dict[str, SentenceCounts] = {}
     efl_dir = os.path.join(ROOT, "benchmarks", "results", EFLOMAL[args.test_set])
     for s in EFLOMAL_SYSTEMS:
@@ -343,7 +396,7 @@ def main(argv=None) -> int:
         if os.path.exists(p) and not args.limit:
             baselines[label] = count_matches(gold, read_alignments(p, "pharaoh", 0))  # 0-based, source first
     tests = []
-    for fam_name in (f for f in FAMILIES if f != "reverse"):  # the reverse model alone: no test
+    for fam_name in (f for f in FAMILIES if f != "reverse" and f in res):  # the reverse model alone: no test
         for b, bc in baselines.items():
             t = paired_bootstrap(bc, res[fam_name]["_pooled"], args.bootstrap)
             tests.append({"ours": fam_name, "baseline": b, "baseline_aer": 100 * score_counts(bc).aer, **t})
@@ -354,6 +407,8 @@ def main(argv=None) -> int:
         "reverse": args.reverse,
         "methods": methods,
         "shifts": shifts,
+        "blends": blends,
+        "blends_rule": args.blends if args.blends in ("auto", "none") else "list",
         "thresholds": list(THRESHOLDS),
         "seconds_scoring": round(t_scores, 1),
         "seconds": round(time.time() - t0, 1),
@@ -364,7 +419,7 @@ def main(argv=None) -> int:
     report = {
         "meta": meta,
         "held_out": clean,
-        "held_out_8bit": {k: clean8[k] for k in ("soft", "soft-same", "both", "any")},
+        "held_out_8bit": {k: clean8[k] for k in ("soft", "soft-same", "both", "blend", "any") if k in clean8},
         "tests": tests,
         "published": [{"system": s, "aer": a, "source": src} for s, a, src in PUBLISHED[args.test_set]],
     }
@@ -386,14 +441,21 @@ def markdown(r: dict) -> str:
         f"# Both directions combined: {m['test_set']} ({m['sentences']} sentences)",
         "",
         f"Forward `{m['forward']}`, reverse `{m['reverse']}`; methods {', '.join(m['methods'])}, shifts "
-        f"{', '.join(m['shifts'])}, every layer of each direction. Every choice made on one half of the sentences "
+        f"{', '.join(m['shifts'])}, every layer of each direction"
+        + (
+            f"; {len(m['blends'])} blends"
+            + (" (each AWI setting with each AWO setting)" if m.get("blends_rule") == "auto" else "")
+            if m.get("blends")
+            else ""
+        )
+        + ". Every choice made on one half of the sentences "
         "(sentence i in half i % 2) and scored on the other, both ways round, pooled. "
         f"Printed by `{m['command']}` in {m['seconds']} s ({m['seconds_scoring']} s scoring both models).",
         "",
         "| family | held-out AER | 95% CI | P | R | candidates | chosen on odd half / on even half |",
         "|---|---|---|---|---|---|---|",
     ]
-    for f in FAMILIES:
+    for f in (f for f in FAMILIES if f in r["held_out"]):
         h = r["held_out"][f]
         chosen = " / ".join(f"`{x['chosen']}`" for x in h["folds"])
         lines.append(
@@ -404,8 +466,7 @@ def markdown(r: dict) -> str:
         "",
         "Soft combinations read from 8-bit score files (`.scores.jsonl`, each row scaled to its maximum): "
         + ", ".join(
-            f"{f} {r['held_out_8bit'][f]['aer']:.1f} (float {r['held_out'][f]['aer']:.1f})"
-            for f in ("soft", "soft-same", "both", "any")
+            f"{f} {r['held_out_8bit'][f]['aer']:.1f} (float {r['held_out'][f]['aer']:.1f})" for f in r["held_out_8bit"]
         )
         + ".",
         "",

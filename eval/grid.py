@@ -21,7 +21,7 @@ class GridKey(NamedTuple):
 
 def parse_name(name: str) -> GridKey:
     """``norm-head-awi-layer2-head3.align`` -> GridKey('norm-head', 'awi', 2, 3); ValueError if not a dump name."""
-    m = _NAME.fullmatch(name)
+    m = None if "+" in name else _NAME.fullmatch(name)  # a blend (SETTING+SETTING) has no one method or layer
     if m is None:
         raise ValueError(f"{name!r} is not an alignment dump name (METHOD-awo|awi-layerN[-headH].align)")
     head = m["head"]

@@ -220,6 +220,14 @@ def build_parser() -> argparse.ArgumentParser:
         "a bidirectional --calibration its probabilities read both models' scores",
     )
     ap.add_argument(
+        "--blend",
+        metavar="LIST",
+        help="comma-separated blends of settings, each SETTING+SETTING[+...] (e.g. alti-awi-layer0+attn-awo-layer2): "
+        "the mean of the settings' row shares, written as NAME.align beside the settings (and reversed, combined "
+        "and saved like them); their methods and layers are computed even when --methods/--layers omit them; "
+        "needs --out",
+    )
+    ap.add_argument(
         "--combine",
         metavar="LIST",
         help="with --reverse-model: comma-separated combinations of the two directions: atools heuristics "
@@ -495,11 +503,15 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
     if args.threshold is not None:
         opts["threshold" if args.decoder == "threshold" else "ratio"] = args.threshold
     try:
-        spec = aligner.spec(methods, layers, shifts, args.level, args.decoder, heads, args.specials, **opts)
-    except ValueError as e:  # a layer, head or shift this model does not have
+        spec = aligner.spec(
+            methods, layers, shifts, args.level, args.decoder, heads, args.specials, blends=_csv(args.blend), **opts
+        )
+    except ValueError as e:  # a layer, head, shift or blend this model does not have
         ap.error(str(e))
     if not args.out and (len(spec.methods), len(spec.layers), len(spec.shifts)) != (1, 1, 1):
         ap.error("without --out, give one method, one layer and one shift (or --out DIR for many)")
+    if not args.out and spec.blends:
+        ap.error("--blend needs --out (a blend is written beside the settings it averages)")
     args.reverse = None
     if args.reverse_model:
         loaded = _load_reverse(ap, args, aligner, spec, kwargs, opts)
@@ -596,6 +608,7 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
         "methods": list(spec.methods),
         "layers": list(spec.layers),
         "shifts": list(spec.shifts),
+        "blends": [b.removesuffix(".align") for b in spec.blends],
         "out": dest,
         "shard": f"{shard}/{shards}",
         "merged": merged,
@@ -612,7 +625,9 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
         rev = f"@{model['revision'][:12]}" if "revision" in model else ""
         print(
             f"aligned {stats['pairs']} pairs with {fw} {args.model}{rev}: {len(spec.methods)} method(s) x "
-            f"{len(spec.layers)} layer(s) x {len(spec.shifts)} shift(s) in {summary['seconds']} s"
+            f"{len(spec.layers)} layer(s) x {len(spec.shifts)} shift(s)"
+            + (f" + {len(spec.blends)} blend(s)" if spec.blends else "")
+            + f" in {summary['seconds']} s"
             + (
                 f"; and the other way round with {args.reverse_model} ({len(args.combos)} combination(s))"
                 if args.reverse is not None
@@ -683,7 +698,15 @@ def _load_reverse(ap, args, aligner, spec, kwargs: dict, opts: dict):
     heads = list(spec.heads) if spec.heads else None
     try:
         rspec = reverse.spec(
-            spec.methods, spec.layers, spec.shifts, spec.level, spec.decoder, heads, spec.specials_policy, **opts
+            spec.methods,
+            spec.layers,
+            spec.shifts,
+            spec.level,
+            spec.decoder,
+            heads,
+            spec.specials_policy,
+            blends=spec.blends,
+            **opts,
         )
     except ValueError as e:  # a layer or head the reverse model does not have
         ap.error(f"--reverse-model {path}: {e}")
@@ -812,6 +835,8 @@ def signature(aligner, spec, args, reader: PairReader) -> dict:
             "calibration": _calibration_signature(args),
         },
     }
+    if spec.blends:  # only then: a run without blends keeps its signature
+        sig["settings"]["blends"] = [b.removesuffix(".align") for b in spec.blends]
     if getattr(args, "reverse", None) is not None:  # only then: one direction's signature stays as it was
         reverse = args.reverse[0]
         sig["reverse_model"] = {
@@ -893,7 +918,7 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
     with ExitStack() as stack:
         if dest is not None:
             tmp = stack.enter_context(publishing(dest, args.overwrite))
-            names = [s[0] for s in aligner.settings(spec, per_head_files)]
+            names = aligner.output_names(spec, per_head_files)
             both = (
                 [n2 for n in names for n2 in [reverse_name(n)] + [combined_name(n, c) for c in args.combos]]
                 if args.reverse is not None

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..attribution.methods import METHODS
+from ..links.blend import blend_name, blend_parts, blend_scores
+from ..links.decode import decode
 from ..links.formats import split_tokens
 from ..links.rows import dump_name, select_rows
 from ..links.subwords import SPECIAL, WordMapError, aggregate_scores
@@ -110,11 +112,14 @@ class Aligner:
         decoder: str = "argmax",
         heads: Iterable[int] | None = None,
         specials: str = "drop",
+        blends: Iterable[str] = (),
         **decoder_options: float,
     ) -> AlignSpec:
-        """An AlignSpec checked against this model."""
+        """An AlignSpec checked against this model; ``blends``: names of blends of settings
+        (:mod:`align.links.blend`, e.g. ``alti-awi-layer0+attn-awo-layer2``), written beside the settings."""
         layers = tuple(range(self.n_layers)) if layers is None else tuple(layers)
         return AlignSpec(
+            blends=tuple(blend_name(blend_parts(b)) for b in blends),
             methods=tuple(methods),
             layers=layers,
             shifts=tuple(shifts),
@@ -183,8 +188,8 @@ class Aligner:
                 [enc[k][0].ids for k in ks],
                 [enc[k][1].ids for k in ks],
                 self.pad,
-                spec.methods,
-                spec.layers,
+                spec.score_methods,
+                spec.score_layers,
             )
             done.update(zip(ks, scores))
         for k, (se, te) in enumerate(enc):
@@ -222,9 +227,40 @@ class Aligner:
     ) -> dict[str, list[tuple[int, int]]]:
         """Links of one scored pair for every setting, keyed by dump file name
         (``norm-awi-layer1.align``); per-head methods one file per head when ``per_head_files``."""
-        return {
+        out = {
             name: links_for(scores, src.words, tgt.words, spec, m, la, sh, h)
             for name, m, la, sh, h in self.settings(spec, per_head_files)
+        }
+        for name, m in self._blends(src, tgt, scores, spec).items():
+            out[name] = decode(m, spec.decoder, **dict(spec.decoder_options))
+        return out
+
+    def output_names(self, spec: AlignSpec, per_head_files: bool = False) -> list[str]:
+        """Every file name :meth:`links` and :meth:`word_scores` key their results by, in file order:
+        the settings, then the blends."""
+        return [s[0] for s in self.settings(spec, per_head_files)] + list(spec.blends)
+
+    def _word_matrix(
+        self, src: Encoded, tgt: Encoded, scores: dict, spec: AlignSpec, method: str, layer: int, shift: str,
+        head: int | None, null: bool,
+    ) -> np.ndarray:  # fmt: skip
+        """One setting's word scores ``(tgt_words, src_words[+1 NULL])``."""
+        m = scores[(method, layer)]
+        if m.ndim == 3:
+            m = m[head] if head is not None else m[list(spec.heads) if spec.heads else slice(None)].mean(0)
+        w = aggregate_scores(
+            select_rows(m, len(tgt.words), shift), src.words, tgt.words, spec.src_reduce, spec.tgt_reduce, null=null
+        )
+        out: np.ndarray = w[: int((tgt.words >= 0).any() and tgt.words.max() + 1)]  # no NULL row: not a word
+        return out
+
+    def _blends(self, src: Encoded, tgt: Encoded, scores: dict, spec: AlignSpec, null: bool = False) -> dict:
+        """Each blend's word scores (:func:`align.links.blend.blend_scores`), keyed by its file name."""
+        return {
+            name: blend_scores(
+                [self._word_matrix(src, tgt, scores, spec, m, la, sh, None, null) for m, sh, la in parts], null=null
+            )
+            for name, parts in spec.blend_settings()
         }
 
     def word_scores(
@@ -240,15 +276,11 @@ class Aligner:
         (sum over a source word's pieces, mean over a target word's), keyed like :meth:`links`. With
         ``null`` each matrix has one more column, last: the target word's score on the source's special
         tokens (EOS), the NULL mass that :mod:`align.links.calibration` uses."""
-        out = {}
-        for name, method, layer, shift, h in self.settings(spec, per_head_files):
-            m = scores[(method, layer)]
-            if m.ndim == 3:
-                m = m[h] if h is not None else m[list(spec.heads) if spec.heads else slice(None)].mean(0)
-            w = aggregate_scores(
-                select_rows(m, len(tgt.words), shift), src.words, tgt.words, spec.src_reduce, spec.tgt_reduce, null=null
-            )
-            out[name] = w[: int((tgt.words >= 0).any() and tgt.words.max() + 1)]  # no NULL row: not a word
+        out = {
+            name: self._word_matrix(src, tgt, scores, spec, method, layer, shift, h, null)
+            for name, method, layer, shift, h in self.settings(spec, per_head_files)
+        }
+        out.update(self._blends(src, tgt, scores, spec, null))
         return out
 
     def align(

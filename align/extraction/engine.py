@@ -18,6 +18,7 @@ import torch
 
 from ..attribution.methods import METHODS, LayerContext, ModelContext, check_methods, layer_scores, needs
 from ..attribution.norms import CrossAttentionLayer, LayerInputs
+from ..links.blend import blend_parts
 from ..links.decode import DECODERS
 from ..links.rows import LEVELS, SHIFTS, SPECIALS, check_choices, select_rows, token_scores_to_links
 from .adapters import Adapter, AttentionSite, Batch
@@ -216,7 +217,26 @@ class AlignSpec:
     src_reduce: str = "sum"
     tgt_reduce: str = "mean"
     specials_policy: str = "drop"
+    blends: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict, compare=False)
+
+    def blend_settings(self) -> list[tuple[str, tuple[tuple[str, str, int], ...]]]:
+        """``(file name, ((method, shift, layer), ...))`` of every blend (:mod:`align.links.blend`)."""
+        return [(name, blend_parts(name)) for name in self.blends]
+
+    @property
+    def score_methods(self) -> tuple[str, ...]:
+        """The methods to compute: the spec's, then any a blend needs beyond them."""
+        extra = [m for _, parts in self.blend_settings() for m, _, _ in parts if m not in self.methods]
+        return self.methods + tuple(dict.fromkeys(extra))
+
+    @property
+    def score_layers(self) -> tuple[int, ...] | None:
+        """The layers to compute: the spec's, then any a blend needs beyond them."""
+        if self.layers is None:
+            return None
+        extra = [la for _, parts in self.blend_settings() for _, _, la in parts if la not in self.layers]
+        return self.layers + tuple(dict.fromkeys(extra))
 
     def validate(self, n_layers: int, n_heads: int) -> AlignSpec:
         """Check every name and index against the model; returns self or raises ValueError."""
@@ -231,6 +251,17 @@ class AlignSpec:
         for h in self.heads or ():
             if not 0 <= h < n_heads:
                 raise ValueError(f"head {h} does not exist; the cross-attention has heads 0..{n_heads - 1}")
+        if self.blends and (self.level != "word" or self.specials_policy != "drop"):
+            raise ValueError("blends average word scores: they need level word and specials drop")
+        if len(set(self.blends)) != len(self.blends):
+            raise ValueError(f"a blend given twice: {', '.join(self.blends)}")
+        for name, parts in self.blend_settings():
+            for method, shift, layer in parts:
+                where = f"blend {name.removesuffix('.align')!r}: "
+                check_choices([method], list(METHODS), where + "method")
+                check_choices([shift], SHIFTS, where + "shift")
+                if not 0 <= layer < n_layers:
+                    raise ValueError(f"{where}layer {layer} does not exist; the decoder has layers 0..{n_layers - 1}")
         return self
 
 

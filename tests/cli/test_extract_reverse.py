@@ -177,6 +177,10 @@ RWTH = {
     "alti-awi-layer0.reverse.align": 30.60,
     "alti-awi-layer0.grow-diag-final-and.align": 25.44,
     "alti-awi-layer0.gmean-threshold.align": 20.96,
+    # the blend of AWI layer 0 (alti) and AWO layer 2 (attn), each direction, then combined the same way
+    "alti-awi-layer0+attn-awo-layer2.align": 28.41,
+    "alti-awi-layer0+attn-awo-layer2.reverse.align": 27.88,
+    "alti-awi-layer0+attn-awo-layer2.gmean-threshold.align": 18.58,
 }
 
 
@@ -187,7 +191,8 @@ def test_rwth_figures_both_directions(shared, tmp_path, capsys):
 
     out = tmp_path / "o"
     assert run("--model", DEEN, "--reverse-model", ENDE, "-t", "rwth", "--testsets-dir", str(shared / "gold"),
-               "--methods", "alti", "--layers", "0", "--out", str(out)) == 0  # fmt: skip
+               "--methods", "alti", "--layers", "0", "--blend", "alti-awi-layer0+attn-awo-layer2",
+               "--out", str(out)) == 0  # fmt: skip
     gold = testsets.load("rwth", folder=str(shared / "gold")).gold
     for name, want in RWTH.items():
         got = 100 * score_corpus(gold, read_alignments(str(out / name), "pharaoh")).aer

@@ -88,15 +88,21 @@ def test_demo_with_the_reverse_model_shows_both_directions(shared, tmp_path, cap
     argv = ["--out", str(out), "-t", "rwth", "--src", "de", "--tgt", "en", "--limit", "40"]
     assert demo.main(argv + ["--model-dir", os.path.join(models, "deen")]) == 0  # ende found beside it
     text = capsys.readouterr().out
-    assert "combined (default alti-awi-layer0.gmean-threshold): AER" in text
+    chosen = "alti-awi-layer0+attn-awo-layer2.gmean-threshold"  # RWTH's held-out choice (bidirectional_rwth.md)
+    assert f"combined ({chosen}, chosen on held-out halves of this set): AER" in text
     assert "eflomal trained on the same text: intersect" in text
     rows = {r["hyp"]: r for r in json.loads((out / "both.json").read_text())}
-    assert rows["alti-awi-layer0.gmean-threshold.align"]["sentences"] == 40
-    assert rows["alti-awi-layer0.gmean-threshold.align"]["aer"] < rows["alti-awi-layer0.align"]["aer"]
+    assert rows[f"{chosen}.align"]["sentences"] == 40
+    # the blend combined beats the plain setting combined, which beats one direction
+    assert (
+        rows[f"{chosen}.align"]["aer"]
+        < rows["alti-awi-layer0.gmean-threshold.align"]["aer"]
+        < rows["alti-awi-layer0.align"]["aer"]
+    )
     from pages import page_json
 
     page = page_json((out / "view.html").read_text(encoding="utf-8"))
-    assert page["hyps"][0]["name"] == "both directions: alti-awi-layer0.gmean-threshold"
+    assert page["hyps"][0]["name"] == f"both directions: {chosen}"
     assert (
         demo.main(
             argv + ["--model-dir", os.path.join(models, "deen"), "--one-direction", "--out", str(tmp_path / "one")]
