@@ -413,3 +413,24 @@ def test_translation_keeps_unk_as_fairseq_does(converted):
     src = ["mr. \u2603\u2603 , i thank the minister ."]
     got, want = hf.translate(src, beam=5), fs.translate(src, beam=5)
     assert "<unk>" in want[0] and got == want, (got, want)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_blends_through_hugging_face_models(aligners, name):
+    """A blend (align.links.blend) of a Hugging Face model: its methods computed without being asked, its
+    matrix the mean of its settings' row shares, its links their decode."""
+    from align.links.blend import blend_scores
+    from align.links.decode import decode_argmax
+
+    aligner = aligners[name]
+    last = aligner.n_layers - 1
+    blend = f"norm-awi-layer0+attn-awo-layer{last}"
+    spec = aligner.spec(["alti"], [0], ["awi"], blends=[blend])
+    full = aligner.spec(["norm", "attn"], [0, last], ["awi", "awo"])
+    items = [(f"s{k}", s, t) for k, (s, t) in enumerate(PAIRS)]
+    for (_, se, te, sc), (_, _, _, scf) in zip(aligner.score_items(items, spec), aligner.score_items(items, full)):
+        got = aligner.word_scores(se, te, sc, spec)[blend + ".align"]
+        w = aligner.word_scores(se, te, scf, full)
+        want = blend_scores([w["norm-awi-layer0.align"], w[f"attn-awo-layer{last}.align"]])
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        assert aligner.links(se, te, sc, spec)[blend + ".align"] == decode_argmax(got)
