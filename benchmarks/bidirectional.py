@@ -269,9 +269,9 @@ def blend_candidates(fwd: dict, rev: dict, counter: Counter, shapes: list, quant
         for c in COMBINERS:
             combined = [combine_scores(q(a), q(b), c) for a, b in zip(f, r)]
             for t in THRESHOLDS:
-                out[f"{nb.removesuffix('.align')}:{c}:threshold={t}"] = counter.counts([m >= t for m in combined])
+                out[f"blend:{nb.removesuffix('.align')}:{c}:threshold={t}"] = counter.counts([m >= t for m in combined])
             for d, fn in (("intersect", decode_intersect), ("itermax", decode_itermax), ("argmax", decode_argmax)):
-                out[f"{nb.removesuffix('.align')}:{c}:{d}"] = counter.counts(
+                out[f"blend:{nb.removesuffix('.align')}:{c}:{d}"] = counter.counts(
                     [mask_of(fn(m), sh) for m, sh in zip(combined, shapes)]
                 )
     return out

@@ -453,7 +453,7 @@ def plot_heatmap(results: list[dict[str, Any]], path: str) -> None:
         name = os.path.basename(r["hyp"])
         for ext in (".gz", ".align", ".pharaoh", ".talp", ".txt"):
             name = name[: -len(ext)] if name.endswith(ext) else name
-        m = _GRID.fullmatch(name)
+        m = None if "+" in name else _GRID.fullmatch(name)  # a blend (SETTING+SETTING) is a row of its own
         row, col = (m["key"] + m["rest"], int(m["layer"])) if m else (name, 0)
         cells.setdefault(row, {})[col] = r["aer"]
     rows = list(cells)

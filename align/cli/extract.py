@@ -373,6 +373,7 @@ def _main(argv=None) -> int:
         if (args.prob_threshold is not None or args.sentence_scores) and not args.calibration:
             raise ValueError("--prob-threshold and --sentence-scores need --calibration FILE")
         args.combos = _combinations(args)
+        _check_blends(args)
         if args.prob_threshold is not None and not 0.0 < args.prob_threshold <= 1.0:
             raise ValueError(f"--prob-threshold {args.prob_threshold}: expected a probability in (0, 1]")
     except LaunchError as e:
@@ -405,6 +406,34 @@ def _main(argv=None) -> int:
                 print(f"align-extract: {_one_line(e)}", file=sys.stderr)
                 return 1
         return _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, dest)
+
+
+def _check_blends(args) -> None:
+    """--blend checked before the model loads (its layers are checked against the model later): needs --out,
+    known methods and shifts, no blend twice, word level; every file name it makes fits; ValueError if not."""
+    from ..extraction.engine import check_blends
+    from ..extraction.shards import MAX_NAME_LENGTH
+    from ..links.softscores import scores_name
+
+    blends = _csv(args.blend)
+    if not blends:
+        return
+    if not args.out:
+        raise ValueError("--blend needs --out (a blend is written beside the settings it averages)")
+    check_blends(blends, args.level, args.specials)
+    for b in blends:
+        name = b.removesuffix(".align") + ".align"
+        made = [name, scores_name(name)]
+        if args.reverse_model:
+            made += [reverse_name(name), scores_name(reverse_name(name))] + [
+                combined_name(name, c) for c in args.combos
+            ]
+        longest = max(made, key=len)
+        if len(longest) > MAX_NAME_LENGTH:
+            raise ValueError(
+                f"--blend {b}: makes the file name {longest!r} of {len(longest)} characters; at most {MAX_NAME_LENGTH} "
+                "fit (blend fewer settings)"
+            )
 
 
 def _combinations(args) -> list[str]:
@@ -510,8 +539,6 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
         ap.error(str(e))
     if not args.out and (len(spec.methods), len(spec.layers), len(spec.shifts)) != (1, 1, 1):
         ap.error("without --out, give one method, one layer and one shift (or --out DIR for many)")
-    if not args.out and spec.blends:
-        ap.error("--blend needs --out (a blend is written beside the settings it averages)")
     args.reverse = None
     if args.reverse_model:
         loaded = _load_reverse(ap, args, aligner, spec, kwargs, opts)
@@ -553,7 +580,7 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
                 )
                 return 1
             one = {"methods": (want.get("method"),), "layers": (want.get("layer"),), "shifts": (want.get("shift"),)}
-            rspec = replace(args.reverse[1], **one)
+            rspec = replace(args.reverse[1], **one, blends=())
         match = [
             n
             for n, m, la, sh, h in aligner.settings(spec, spec.heads is None)
@@ -566,7 +593,9 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
                 "compute that setting (add it to --methods, --layers, --shifts)"
             )
         m0, la0, sh0 = (want.get("method"),), (want.get("layer"),), (want.get("shift"),)
-        args.calibrated = (match[0], cal, reverse, rspec, replace(spec, methods=m0, layers=la0, shifts=sh0))
+        args.calibrated = (
+            match[0], cal, reverse, rspec, replace(spec, methods=m0, layers=la0, shifts=sh0, blends=())
+        )  # fmt: skip
         fitted = str(cal.fitted_on.get("gold", ""))
         if getattr(args, "test_set_signature", None) and fitted.split("|")[0] == args.test_set_signature.split("|")[0]:
             print(

@@ -117,6 +117,8 @@ class Aligner:
     ) -> AlignSpec:
         """An AlignSpec checked against this model; ``blends``: names of blends of settings
         (:mod:`align.links.blend`, e.g. ``alti-awi-layer0+attn-awo-layer2``), written beside the settings."""
+        if isinstance(blends, str):
+            raise TypeError(f"blends: expected a list of blend names, got the string {blends!r}")
         layers = tuple(range(self.n_layers)) if layers is None else tuple(layers)
         return AlignSpec(
             blends=tuple(blend_name(blend_parts(b)) for b in blends),
@@ -190,6 +192,7 @@ class Aligner:
                 self.pad,
                 spec.score_methods,
                 spec.score_layers,
+                spec.score_cells,
             )
             done.update(zip(ks, scores))
         for k, (se, te) in enumerate(enc):
@@ -226,7 +229,8 @@ class Aligner:
         self, src: Encoded, tgt: Encoded, scores: dict, spec: AlignSpec, per_head_files: bool = False
     ) -> dict[str, list[tuple[int, int]]]:
         """Links of one scored pair for every setting, keyed by dump file name
-        (``norm-awi-layer1.align``); per-head methods one file per head when ``per_head_files``."""
+        (``norm-awi-layer1.align``), then every blend of ``spec`` (its word scores decoded by the spec's
+        decoder); per-head methods one file per head when ``per_head_files``."""
         out = {
             name: links_for(scores, src.words, tgt.words, spec, m, la, sh, h)
             for name, m, la, sh, h in self.settings(spec, per_head_files)
@@ -241,9 +245,17 @@ class Aligner:
         return [s[0] for s in self.settings(spec, per_head_files)] + list(spec.blends)
 
     def _word_matrix(
-        self, src: Encoded, tgt: Encoded, scores: dict, spec: AlignSpec, method: str, layer: int, shift: str,
-        head: int | None, null: bool,
-    ) -> np.ndarray:  # fmt: skip
+        self,
+        src: Encoded,
+        tgt: Encoded,
+        scores: dict,
+        spec: AlignSpec,
+        method: str,
+        layer: int,
+        shift: str,
+        head: int | None,
+        null: bool,
+    ) -> np.ndarray:
         """One setting's word scores ``(tgt_words, src_words[+1 NULL])``."""
         m = scores[(method, layer)]
         if m.ndim == 3:
@@ -254,7 +266,9 @@ class Aligner:
         out: np.ndarray = w[: int((tgt.words >= 0).any() and tgt.words.max() + 1)]  # no NULL row: not a word
         return out
 
-    def _blends(self, src: Encoded, tgt: Encoded, scores: dict, spec: AlignSpec, null: bool = False) -> dict:
+    def _blends(
+        self, src: Encoded, tgt: Encoded, scores: dict, spec: AlignSpec, null: bool = False
+    ) -> dict[str, np.ndarray]:
         """Each blend's word scores (:func:`align.links.blend.blend_scores`), keyed by its file name."""
         return {
             name: blend_scores(
@@ -272,8 +286,8 @@ class Aligner:
         per_head_files: bool = False,
         null: bool = False,
     ) -> dict[str, np.ndarray]:
-        """Word-level score matrices ``(tgt_words, src_words)`` of one scored pair for every setting
-        (sum over a source word's pieces, mean over a target word's), keyed like :meth:`links`. With
+        """Word-level score matrices ``(tgt_words, src_words)`` of one scored pair for every setting and blend
+        (sum over a source word's pieces, mean over a target word's), keyed like :meth:`links` (blends last). With
         ``null`` each matrix has one more column, last: the target word's score on the source's special
         tokens (EOS), the NULL mass that :mod:`align.links.calibration` uses."""
         out = {
@@ -305,6 +319,8 @@ class Aligner:
         """
         if len(sources) != len(targets):
             raise ValueError(f"{len(sources)} source sentences but {len(targets)} target sentences")
+        if "blends" in decoder_options:  # its keys are (method, layer, shift): no room for a blend
+            raise TypeError("align() gives settings only; for blends use spec(blends=...) with dump() or links()")
         spec = self.spec(methods, layers, shifts, level, decoder, heads, **decoder_options)
         out: dict[Key, list] = {
             (m, la, sh): [None] * len(sources) for m in spec.methods for la in spec.layers for sh in spec.shifts
@@ -347,7 +363,7 @@ class Aligner:
     def dump(
         self, pairs: Sequence[tuple], spec: AlignSpec, batch_size: int = 32, progress: bool = False
     ) -> dict[str, list[list[tuple[int, int]]]]:
-        """Links of every pair for every setting, keyed by dump file name (``norm-awi-layer1.align``;
+        """Links of every pair for every setting and blend, keyed by dump file name (``norm-awi-layer1.align``;
         per-head methods one file per head): what ``align-extract --out`` writes, in memory."""
         out: dict[str, list] = {}
         it = self.iter_scores(pairs, spec, batch_size)

@@ -9,7 +9,7 @@ scores are float32 whatever the model's dtype.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +18,7 @@ import torch
 
 from ..attribution.methods import METHODS, LayerContext, ModelContext, check_methods, layer_scores, needs
 from ..attribution.norms import CrossAttentionLayer, LayerInputs
-from ..links.blend import blend_parts
+from ..links.blend import blend_name, blend_parts
 from ..links.decode import DECODERS
 from ..links.rows import LEVELS, SHIFTS, SPECIALS, check_choices, select_rows, token_scores_to_links
 from .adapters import Adapter, AttentionSite, Batch
@@ -132,11 +132,17 @@ class Recorder:
 
 
 def score_recorded(
-    rec: Recorder, src_mask: torch.Tensor, tgt_mask: torch.Tensor, methods: Sequence[str], layers: Sequence[int]
+    rec: Recorder,
+    src_mask: torch.Tensor,
+    tgt_mask: torch.Tensor,
+    methods: Sequence[str],
+    layers: Sequence[int],
+    only: Collection[tuple[str, int]] | None = None,
 ) -> list[dict[tuple[str, int], np.ndarray]]:
     """Per-sentence scores of a recorded teacher-forced pass: ``{(method, layer): (steps, S)}`` (per
     head ``(H, steps, S)``); ``src_mask`` (B, S) and ``tgt_mask`` (B, T) mark real tokens on either
-    padding side, and rows and columns of padding are cut off."""
+    padding side, and rows and columns of padding are cut off. ``only``: the (method, layer) cells
+    wanted, when not every method at every layer (a blend's extra settings)."""
     check_methods(methods)
     out: list[dict] = [{} for _ in range(src_mask.shape[0])]
     cols = [torch.nonzero(m).squeeze(-1).numpy() for m in src_mask.cpu()]
@@ -154,11 +160,12 @@ def score_recorded(
     for layer_idx in todo:
         ctx = LayerContext(rec.layer_inputs(layer_idx), rec.layer(layer_idx), layer_idx, src_mask, tgt_mask, model_ctx)
         # a layer computed only to carry a rollout runs the rollout methods alone
-        names = list(methods) if layer_idx in wanted else [m for m in methods if "previous-layers" in METHODS[m].needs]
-        scores = layer_scores(ctx.inputs, ctx.layer, names, src_mask, tgt_mask, ctx=ctx)
-        if layer_idx not in wanted:
+        here = [m for m in methods if only is None or (m, layer_idx) in only] if layer_idx in wanted else []
+        names = [m for m in methods if m in here or "previous-layers" in METHODS[m].needs]
+        if not names:
             continue
-        for name in methods:
+        scores = layer_scores(ctx.inputs, ctx.layer, names, src_mask, tgt_mask, ctx=ctx)
+        for name in here:
             arr = scores[name].detach().cpu().numpy()
             for i in range(len(out)):
                 out[i][(name, layer_idx)] = arr[i][..., rows[i][:, None], cols[i]]
@@ -186,9 +193,11 @@ def score_pairs(
     pad: int,
     methods: Sequence[str],
     layers: Sequence[int],
+    only: Collection[tuple[str, int]] | None = None,
 ) -> list[dict[tuple[str, int], np.ndarray]]:
     """Scores of each (source ids, target labels) pair from one teacher-forced pass:
-    ``{(method, layer): (len(labels), len(src))}`` per sentence, per head ``(H, ...)``.
+    ``{(method, layer): (len(labels), len(src))}`` per sentence, per head ``(H, ...)``; ``only``: the
+    (method, layer) cells wanted, when not every method at every layer.
 
     ``labels`` are the tokens each decoder step predicts (EOS and language codes included); the
     adapter builds the decoder inputs. Batch composition never changes a score: padding is masked.
@@ -198,7 +207,7 @@ def score_pairs(
     lab, tgt_mask = collate(labels, pad, device)
     with Recorder(model, adapter, self_attention="self-attention" in needs(methods)) as rec:
         adapter.forward(model, Batch(src_ids, src_mask, lab, tgt_mask))
-    return score_recorded(rec, src_mask, tgt_mask, methods, layers)
+    return score_recorded(rec, src_mask, tgt_mask, methods, layers, only)
 
 
 @dataclass(frozen=True)
@@ -231,6 +240,14 @@ class AlignSpec:
         return self.methods + tuple(dict.fromkeys(extra))
 
     @property
+    def score_cells(self) -> frozenset[tuple[str, int]] | None:
+        """The (method, layer) cells to compute when blends add some (None: every method at every layer)."""
+        if not self.blends or self.layers is None:
+            return None
+        cells = {(m, la) for m in self.methods for la in self.layers}
+        return frozenset(cells | {(m, la) for _, parts in self.blend_settings() for m, _, la in parts})
+
+    @property
     def score_layers(self) -> tuple[int, ...] | None:
         """The layers to compute: the spec's, then any a blend needs beyond them."""
         if self.layers is None:
@@ -251,18 +268,37 @@ class AlignSpec:
         for h in self.heads or ():
             if not 0 <= h < n_heads:
                 raise ValueError(f"head {h} does not exist; the cross-attention has heads 0..{n_heads - 1}")
-        if self.blends and (self.level != "word" or self.specials_policy != "drop"):
-            raise ValueError("blends average word scores: they need level word and specials drop")
-        if len(set(self.blends)) != len(self.blends):
-            raise ValueError(f"a blend given twice: {', '.join(self.blends)}")
+        check_blends(self.blends, self.level, self.specials_policy)
         for name, parts in self.blend_settings():
-            for method, shift, layer in parts:
-                where = f"blend {name.removesuffix('.align')!r}: "
-                check_choices([method], list(METHODS), where + "method")
-                check_choices([shift], SHIFTS, where + "shift")
+            if name != blend_name(parts):
+                raise ValueError(
+                    f"blend {name!r}: expected its file name {blend_name(parts)!r} (Aligner.spec makes it)"
+                )
+            for _, _, layer in parts:
                 if not 0 <= layer < n_layers:
-                    raise ValueError(f"{where}layer {layer} does not exist; the decoder has layers 0..{n_layers - 1}")
+                    raise ValueError(
+                        f"blend {name.removesuffix('.align')!r}: layer {layer} does not exist; "
+                        f"the decoder has layers 0..{n_layers - 1}"
+                    )
         return self
+
+
+def check_blends(blends: Sequence[str], level: str = "word", specials: str = "drop") -> None:
+    """Every check of blend names that needs no model (:mod:`align.links.blend`): settings, methods, shifts,
+    the same blend twice (in any order), level and specials; ValueError naming the blend."""
+    if blends and (level != "word" or specials != "drop"):
+        raise ValueError("blends average word scores: they need --level word and --specials drop")
+    seen: dict[frozenset, str] = {}
+    for name in blends:
+        base = name.removesuffix(".align")
+        parts = blend_parts(name)
+        for method, _, _ in parts:
+            if method not in METHODS:
+                raise ValueError(f"blend {base!r}: unknown method {method}; valid: {', '.join(METHODS)}")
+        key = frozenset(parts)
+        if key in seen:
+            raise ValueError(f"blend {base!r} given twice (as {seen[key]!r} too: a blend's order does not matter)")
+        seen[key] = base
 
 
 def level_maps(src_words: np.ndarray, tgt_words: np.ndarray, level: str) -> tuple[np.ndarray, np.ndarray]:

@@ -58,11 +58,14 @@ def blend_name(parts: Sequence[tuple[str, str, int]]) -> str:
 
 
 def blend_scores(matrices: Sequence[np.ndarray], null: bool = False) -> np.ndarray:
-    """The settings' word scores, each ``(T, S)``, -> their mean row shares ``(T, S)``: each row the mean of
-    the settings' distributions over source words (a setting whose row is all 0 adds 0). With ``null`` each matrix has a last NULL column (the target
-    word's score on the source's specials): the result keeps one, the mean of the settings' NULL
-    shares ``n``, and scales the word columns by ``1 - n``, so that dropping it and taking row shares
-    again gives exactly the blend without ``null``."""
+    """Word scores of the settings, each ``(T, S)`` -> their mean row shares ``(T, S)``.
+
+    Each row is the mean of the settings' distributions over source words (a setting whose row is all 0
+    adds 0). With ``null`` each matrix has a last NULL column (the target word's score on the source's
+    specials): the result keeps one, the mean of the settings' NULL shares ``n``, and scales the word
+    columns by ``1 - n``; dropping it and taking row shares again gives the blend without ``null``
+    wherever no setting's word row is all 0.
+    """
     if len(matrices) < 2:
         raise ValueError(f"a blend needs two or more score matrices; got {len(matrices)}")
     shape = np.shape(matrices[0])

@@ -112,10 +112,24 @@ def test_python_api_has_the_blend():
     assert al.output_names(spec) == ["norm-awi-layer1.align", BLEND + ".align"]
     full = al.spec(["alti", "attn"], [0, 2], ["awi", "awo"])
     for _, se, te, sc in al.score_items([("s1", *PAIRS[0])], spec):
-        got = al.word_scores(se, te, sc, spec)[BLEND + ".align"]
+        got, asked = al.word_scores(se, te, sc, spec)[BLEND + ".align"], sc
     for _, se, te, sc in al.score_items([("s1", *PAIRS[0])], full):
         w = al.word_scores(se, te, sc, full)
     np.testing.assert_allclose(got, blend_scores([w["alti-awi-layer0.align"], w["attn-awo-layer2.align"]]))
+    # only the cells asked for and the blend's are computed, not every method at every layer
+    assert set(asked) == {("norm", 1), ("alti", 0), ("attn", 2)}
+
+
+def test_a_rollout_in_a_blend_still_carries_its_state_from_layer_0():
+    from fairseq_plugins.hub import NormAligner
+
+    al = NormAligner.from_checkpoint(DEEN)
+    spec = al.spec(["norm"], [0], ["awi"], blends=["alti-rollout-awi-layer2+norm-awo-layer0"])
+    full = al.spec(["alti-rollout"], [0, 1, 2], ["awi"])
+    items = [(f"s{k}", s, t) for k, (s, t) in enumerate(PAIRS)]
+    for (_, _, _, sc), (_, _, _, scf) in zip(al.score_items(items, spec), al.score_items(items, full)):
+        assert set(sc) == {("norm", 0), ("alti-rollout", 2)}
+        np.testing.assert_allclose(sc[("alti-rollout", 2)], scf[("alti-rollout", 2)], rtol=1e-5, atol=1e-7)
 
 
 @pytest.mark.parametrize(
@@ -128,10 +142,14 @@ def test_python_api_has_the_blend():
         ),
         (
             ["--blend", "alti-awi-layer0+nope-awo-layer1"],
-            "unknown blend 'alti-awi-layer0+nope-awo-layer1': method nope; valid:",
+            "blend 'alti-awi-layer0+nope-awo-layer1': unknown method nope; valid:",
         ),
-        (["--blend", f"{BLEND},{BLEND}"], "a blend given twice"),
-        (["--blend", BLEND, "--level", "subword"], "blends average word scores: they need level word"),
+        (
+            ["--blend", f"{BLEND},attn-awo-layer2+alti-awi-layer0"],
+            "blend 'attn-awo-layer2+alti-awi-layer0' given twice (as 'alti-awi-layer0+attn-awo-layer2' too",
+        ),
+        (["--blend", BLEND, "--level", "subword"], "blends average word scores: they need --level word"),
+        (["--blend", BLEND, "--specials", "null"], "they need --level word and --specials drop"),
     ],
 )
 def test_usage_errors(out, tmp_path, capsys, extra, message):
@@ -141,7 +159,33 @@ def test_usage_errors(out, tmp_path, capsys, extra, message):
     assert not (tmp_path / "o").exists()
 
 
-def test_blend_needs_out(out, capsys):
+def test_blend_errors_come_before_the_model_loads(out, tmp_path, capsys):
+    # a model path that does not exist: the blend's error is what the user sees, so nothing was loaded first
+    no_model = str(tmp_path / "no-model")
+    for extra, message in (
+        (["--out", str(tmp_path / "o"), "--blend", "alti-awi-layer0"], "two or more different settings"),
+        (["--methods", "norm", "--layers", "1", "--blend", BLEND], "--blend needs --out"),
+    ):
+        with pytest.raises(SystemExit) as e:
+            run("--model", no_model, "--input", str(out / "p.txt"), *extra)
+        assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_blend_too_long_for_a_file_name_is_refused(out, tmp_path, capsys):
+    settings = [f"{m}-{s}-layer{la}" for m in ("value-zeroing", "attn-res-ln") for s in ("awi", "awo") for la in (0, 1)]
     with pytest.raises(SystemExit) as e:
-        run("--model", DEEN, "--input", str(out / "p.txt"), "--methods", "norm", "--layers", "1", "--blend", BLEND)
-    assert e.value.code == 2 and "--blend needs --out" in capsys.readouterr().err
+        run("--model", DEEN, "--reverse-model", ENDE, "--input", str(out / "p.txt"), "--out", str(tmp_path / "o"),
+            "--blend", "+".join(settings), "--save-scores", "--combine", "gmean:threshold")  # fmt: skip
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "characters; at most 200 fit (blend fewer settings)" in err
+    assert "layer1.gmean-threshold.align' of 213 characters" in err and not (tmp_path / "o").exists()
+
+
+def test_python_api_refuses_blends_where_it_cannot_return_them():
+    from fairseq_plugins.hub import NormAligner
+
+    al = NormAligner.from_checkpoint(DEEN)
+    with pytest.raises(TypeError, match=r"align\(\) gives settings only"):
+        al.align([PAIRS[0][0]], [PAIRS[0][1]], methods=["norm"], blends=[BLEND])
+    with pytest.raises(TypeError, match="expected a list of blend names"):
+        al.spec(["norm"], [0], ["awi"], blends=BLEND)

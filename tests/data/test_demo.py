@@ -89,7 +89,7 @@ def test_demo_with_the_reverse_model_shows_both_directions(shared, tmp_path, cap
     assert demo.main(argv + ["--model-dir", os.path.join(models, "deen")]) == 0  # ende found beside it
     text = capsys.readouterr().out
     chosen = "alti-awi-layer0+attn-awo-layer2.gmean-threshold"  # RWTH's held-out choice (bidirectional_rwth.md)
-    assert f"combined ({chosen}, chosen on held-out halves of this set): AER" in text
+    assert f"combined ({chosen}, the held-out protocol's choice for this set): AER" in text
     assert "eflomal trained on the same text: intersect" in text
     rows = {r["hyp"]: r for r in json.loads((out / "both.json").read_text())}
     assert rows[f"{chosen}.align"]["sentences"] == 40
