@@ -2,34 +2,15 @@
 like a setting's; what it needs is computed even when --methods/--layers omit it; bad blends are usage errors."""
 
 import json
-import os
 
 import numpy as np
 import pytest
 
 pytest.importorskip("fairseq")
 pytestmark = pytest.mark.fairseq
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DEEN, ENDE = (os.path.join(ROOT, "data", "models", m) for m in ("deen", "ende"))
-PAIRS = [
-    ("das haus ist klein .", "the house is small ."),
-    ("ich habe es nicht gesehen .", "i have not seen it ."),
-    ("wir danken der kommission für ihre antwort .", "we thank the commission for its answer ."),
-    ("ja", "yes"),
-]
+from extract_helpers import DEEN, ENDE, PAIRS, lines, run  # noqa: E402
+
 BLEND = "alti-awi-layer0+attn-awo-layer2"
-
-
-def run(*args):
-    from align.cli.extract import main
-
-    return main(list(args))
-
-
-def lines(path):
-    from align.links.formats import read_alignments
-
-    return read_alignments(str(path), "pharaoh").to_lists()
 
 
 def matrices(path):

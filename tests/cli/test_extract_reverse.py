@@ -2,34 +2,14 @@
 separate runs of each model and against align.links.combine on the Python API's score matrices."""
 
 import json
-import os
 
 import pytest
 
 pytest.importorskip("fairseq")
 pytestmark = pytest.mark.fairseq
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DEEN, ENDE = (os.path.join(ROOT, "data", "models", m) for m in ("deen", "ende"))
-PAIRS = [
-    ("das haus ist klein .", "the house is small ."),
-    ("ich habe es nicht gesehen .", "i have not seen it ."),
-    ("wir danken der kommission für ihre antwort .", "we thank the commission for its answer ."),
-    ("ja", "yes"),
-    ("der bericht wurde gestern angenommen .", "the report was adopted yesterday ."),
-]
+from extract_helpers import DEEN, ENDE, PAIRS, lines, run  # noqa: E402
+
 COMBOS = "grow-diag-final-and,intersect,hmean:threshold,gmean:itermax,mean:intersect"
-
-
-def run(*args):
-    from align.cli.extract import main
-
-    return main(list(args))
-
-
-def lines(path):
-    from align.links.formats import read_alignments
-
-    return read_alignments(str(path), "pharaoh").to_lists()
 
 
 @pytest.fixture(scope="module")
