@@ -32,8 +32,8 @@ quantized as ``align.links.softscores`` stores them (the hard families keep the 
 
 Usage:
   python benchmarks/bidirectional.py -t rwth --forward data/models/deen --reverse data/models/ende --name bidirectional_rwth
-  python benchmarks/bidirectional.py -t hansards --forward data/models/enfr \\
-      --reverse work/fren/checkpoints/checkpoint_best.pt --reverse-vocab data/models/enfr --name bidirectional_hansards
+  python benchmarks/bidirectional.py -t hansards --forward data/models/enfr --reverse data/models/fren \\
+      --name bidirectional_hansards
 """
 
 from __future__ import annotations
@@ -345,7 +345,7 @@ def main(argv=None) -> int:
     ap.add_argument("--reverse", default="data/models/ende")
     ap.add_argument("--forward-vocab", help="folder of the forward checkpoint's dictionaries and spm.model")
     ap.add_argument("--reverse-vocab", help="folder of the reverse checkpoint's dictionaries and spm.model")
-    ap.add_argument("--methods", default="attn,norm,alti")
+    ap.add_argument("--methods", default="attn,norm,alti,alti-rollout")
     ap.add_argument("--shifts", default="awo,awi")
     ap.add_argument(
         "--blends",

@@ -1,4 +1,4 @@
-"""The main job (./run demo) on the shipped model, all 447 Hansards sentences (about 25 s): the
+"""The main job (./run demo) on the shipped models, all 447 Hansards sentences (about 35 s): the
 recorded figures are pinned, so a wrong index, shift or method fails here."""
 
 import json
@@ -9,6 +9,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODEL = os.path.join(ROOT, "data", "models", "enfr", "model.safetensors")
+REVERSE = os.path.join(ROOT, "data", "models", "fren", "model.safetensors")
 
 # AER (%) measured with `./run demo` on data/models/enfr (3+3 layers, 7500 updates, the last 5500 on
 # in-domain Hansard text; see its MODEL_CARD.md).
@@ -22,6 +23,14 @@ RECORDED = {
     "alti-awo-layer1.align": 23.59,
     "norm-awo-layer1.align": 24.50,
     "attn-awo-layer1.align": 24.71,
+}
+# Both directions (data/models/fren found beside it): align-extract --reverse-model --blend, on all 447
+BOTH = "alti-rollout-awi-layer0+attn-awo-layer2"
+RECORDED_BOTH = {
+    f"{BOTH}.gmean-intersect.align": 7.18,  # the held-out protocol's choice; eflomal's intersect: 7.4
+    f"{BOTH}.align": 17.39,  # the blend, En->Fr alone
+    f"{BOTH}.reverse.align": 20.24,  # the blend, Fr->En alone
+    "alti-awi-layer0.mean-intersect.align": 9.36,  # no blend
 }
 
 
@@ -52,10 +61,17 @@ def test_demo_runs_and_gives_the_recorded_figures(tmp_path, capsys):
 
     page = page_json((out / "view.html").read_text(encoding="utf-8"))
     assert len(page["src"]) == 447 and page["gold"] is not None
-    assert [h["name"] for h in page["hyps"]][:2] == ["alti-awi-layer0", "alti-rollout-awi-layer0"]
-    assert len(page["hyps"]) == 7 and page["hyps"][0]["aer"] == pytest.approx(
-        RECORDED["alti-awi-layer0.align"], abs=0.01
-    )
+    both = os.path.exists(REVERSE)
+    hyps = page["hyps"][1:] if both else page["hyps"]
+    assert [h["name"] for h in hyps][:2] == ["alti-awi-layer0", "alti-rollout-awi-layer0"]
+    assert len(hyps) == 7 and hyps[0]["aer"] == pytest.approx(RECORDED["alti-awi-layer0.align"], abs=0.01)
+    if both:  # the combined alignment first, and its figure beside eflomal's in the printed summary
+        assert page["hyps"][0]["name"] == f"both directions: {BOTH}.gmean-intersect"
+        rows = {r["hyp"]: r for r in json.loads((out / "both.json").read_text())}
+        for name, want in RECORDED_BOTH.items():
+            assert rows[name]["aer"] == pytest.approx(want, abs=0.01) and rows[name]["sentences"] == 447, name
+        assert f"combined ({BOTH}.gmean-intersect, the held-out protocol's choice for this set): AER 7.2" in table
+        assert "eflomal trained on the same text: intersect 7.4" in table
     assert (out / "alignments" / "manifest.json").exists()
     for name in [n for n in os.listdir(out / "alignments") if n.endswith(".align")]:
         assert len((out / "alignments" / name).read_text().splitlines()) == 447
