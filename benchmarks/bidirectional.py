@@ -195,14 +195,21 @@ def candidates(fwd: dict, rev: dict, counter: Counter, shapes: list, quantize: b
             for h, fn in SYMMETRIZERS.items():
                 masks = [mask_of(fn(a, b), sh) for a, b, sh in zip(fl[nf], rl[nr], shapes)]
                 fam["hard"][f"{pair}:{h}"] = counter.counts(masks)
-            for c in COMBINERS:
-                combined = [combine_scores(q(a), q(b), c) for a, b in zip(fwd[nf], rev[nr])]
-                for t in THRESHOLDS:
-                    fam["soft"][f"{pair}:{c}:threshold={t}"] = counter.counts([m >= t for m in combined])
-                for d, fn in (("intersect", decode_intersect), ("itermax", decode_itermax), ("argmax", decode_argmax)):
-                    masks = [mask_of(fn(m), sh) for m, sh in zip(combined, shapes)]
-                    fam["soft"][f"{pair}:{c}:{d}"] = counter.counts(masks)
+            fam["soft"].update(soft_counts(pair, fwd[nf], rev[nr], counter, shapes, q))
     return fam
+
+
+def soft_counts(prefix: str, fwd: list, rev: list, counter: Counter, shapes: list, q=lambda m: m) -> dict:
+    """``{PREFIX:COMBINER:DECODER: SentenceCounts}``: one pair of settings' forward (T, S) and reverse (S, T)
+    matrices (``q`` applied to each) combined by every combiner and decoded by every soft decoder."""
+    out: dict[str, SentenceCounts] = {}
+    for c in COMBINERS:
+        combined = [combine_scores(q(a), q(b), c) for a, b in zip(fwd, rev)]
+        for t in THRESHOLDS:
+            out[f"{prefix}:{c}:threshold={t}"] = counter.counts([m >= t for m in combined])
+        for d, fn in (("intersect", decode_intersect), ("itermax", decode_itermax), ("argmax", decode_argmax)):
+            out[f"{prefix}:{c}:{d}"] = counter.counts([mask_of(fn(m), sh) for m, sh in zip(combined, shapes)])
+    return out
 
 
 def calibrated(fwd: dict, rev: dict, gold, counter: Counter, n: int, both: bool = True) -> dict[str, Any]:
@@ -263,17 +270,9 @@ def blend_candidates(fwd: dict, rev: dict, counter: Counter, shapes: list, quant
     combined and decoded as the soft family's are: ``{candidate name: SentenceCounts}``."""
     q = (lambda m: quantize_scores(m).astype(np.float64)) if quantize else (lambda m: m)
     out: dict[str, SentenceCounts] = {}
-    for nb in fwd:
-        f = [m[:, :-1] for m in fwd[nb]]  # drop NULL; the row shares of the rest are the blend itself
-        r = [m[:, :-1] for m in rev[nb]]
-        for c in COMBINERS:
-            combined = [combine_scores(q(a), q(b), c) for a, b in zip(f, r)]
-            for t in THRESHOLDS:
-                out[f"blend:{nb.removesuffix('.align')}:{c}:threshold={t}"] = counter.counts([m >= t for m in combined])
-            for d, fn in (("intersect", decode_intersect), ("itermax", decode_itermax), ("argmax", decode_argmax)):
-                out[f"blend:{nb.removesuffix('.align')}:{c}:{d}"] = counter.counts(
-                    [mask_of(fn(m), sh) for m, sh in zip(combined, shapes)]
-                )
+    for nb in fwd:  # drop NULL: the row shares of the rest are the blend itself
+        f, r = [m[:, :-1] for m in fwd[nb]], [m[:, :-1] for m in rev[nb]]
+        out.update(soft_counts(f"blend:{nb.removesuffix('.align')}", f, r, counter, shapes, q))
     return out
 
 

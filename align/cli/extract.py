@@ -775,7 +775,7 @@ def _both_directions(args, names: list[str], links_of: dict, fwd: dict, rev: dic
     from ..links.combine import combine, combine_links, reverse_links
 
     reverse, rspec = args.reverse
-    rlinks = reverse.links(*scored, rspec, rspec.heads is None)
+    rlinks = reverse.links(*scored, rspec, rspec.heads is None, rev)
     out = {}
     for name in names:
         back = reverse_links(rlinks[name])
@@ -999,8 +999,8 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
                     (m,), (la,), (sh,) = spec.methods, spec.layers, spec.shifts
                     lines.append(format_links(links_for(sc, se.words, te.words, spec, m, la, sh)) + "\n")
                     continue
-                links_of = aligner.links(se, te, sc, spec, per_head_files)
                 fwd = aligner.word_scores(se, te, sc, spec, per_head_files) if soft else {}
+                links_of = aligner.links(se, te, sc, spec, per_head_files, fwd)
                 rev: dict = {}
                 if args.reverse is not None:
                     rse, rte, rsc = rev_scored[k]

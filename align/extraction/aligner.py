@@ -226,16 +226,24 @@ class Aligner:
         return out
 
     def links(
-        self, src: Encoded, tgt: Encoded, scores: dict, spec: AlignSpec, per_head_files: bool = False
+        self,
+        src: Encoded,
+        tgt: Encoded,
+        scores: dict,
+        spec: AlignSpec,
+        per_head_files: bool = False,
+        words: dict[str, np.ndarray] | None = None,
     ) -> dict[str, list[tuple[int, int]]]:
         """Links of one scored pair for every setting, keyed by dump file name
         (``norm-awi-layer1.align``), then every blend of ``spec`` (its word scores decoded by the spec's
-        decoder); per-head methods one file per head when ``per_head_files``."""
+        decoder); per-head methods one file per head when ``per_head_files``. ``words``: :meth:`word_scores`
+        of the same pair, when the caller has it (the blends are decoded from it, not computed again)."""
         out = {
             name: links_for(scores, src.words, tgt.words, spec, m, la, sh, h)
             for name, m, la, sh, h in self.settings(spec, per_head_files)
         }
-        for name, m in self._blends(src, tgt, scores, spec).items():
+        blends = {n: words[n] for n in spec.blends} if words else self._blends(src, tgt, scores, spec)
+        for name, m in blends.items():
             out[name] = decode(m, spec.decoder, **dict(spec.decoder_options))
         return out
 

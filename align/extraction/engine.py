@@ -11,6 +11,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -231,6 +232,11 @@ class AlignSpec:
 
     def blend_settings(self) -> list[tuple[str, tuple[tuple[str, str, int], ...]]]:
         """``(file name, ((method, shift, layer), ...))`` of every blend (:mod:`align.links.blend`)."""
+        return self._blend_settings
+
+    @cached_property
+    def _blend_settings(self) -> list[tuple[str, tuple[tuple[str, str, int], ...]]]:
+        # parsed once per spec: blend_settings runs for every pair and batch
         return [(name, blend_parts(name)) for name in self.blends]
 
     @property

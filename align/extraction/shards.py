@@ -112,7 +112,7 @@ def _read_manifest(path: str) -> dict:
 
 MAX_NAME_LENGTH = 200
 """The longest file name a shard manifest lists (align-extract refuses a --blend that would make a longer one)."""
-_NAME = re.compile(r"^[^./\\\x00-\x1f][^/\\\x00-\x1f]{0,%s}$".replace("%s", str(MAX_NAME_LENGTH - 1)))
+_NAME = re.compile(rf"^[^./\\\x00-\x1f][^/\\\x00-\x1f]{{0,{MAX_NAME_LENGTH - 1}}}$")
 
 
 def check_file_name(name, where: str) -> str:
