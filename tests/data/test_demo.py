@@ -1,4 +1,4 @@
-"""The main job (./run demo) on the shipped models, all 447 Hansards sentences (about 35 s): the
+"""The main job (./run demo) on the shipped models, all 447 Hansards sentences (about 40 s): the
 recorded figures are pinned, so a wrong index, shift or method fails here."""
 
 import json
