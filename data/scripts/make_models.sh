@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Reproduce the shipped models. Usage: data/scripts/make_models.sh {enfr|fren|deen|ende} [MAX_UPDATES]
+# Reproduce the shipped models. Usage: data/scripts/make_models.sh {enfr|fren|deen|ende}[_half] [MAX_UPDATES]
+# NAME_half: the test-halves protocol (prepare.py --test-halves: the odd-numbered gold sentences in the
+# training text once, the even-numbered never), from scratch; fren_half and ende_half take the pieces and
+# dictionary of enfr_half and deen_half (prepare those first), so the two directions share them.
 # Runs from the repository root with the project's .venv active; SHARED defaults to ../shared/data.
 # Work files go to work/ (ignored by git); the exported model to data/models/NAME/.
 # RESUME=data/models/NAME continues from a shipped model (its weights, update count and LR schedule; Adam's
@@ -11,7 +14,16 @@ set -euo pipefail
 SHARED=${SHARED:-../shared/data}
 name=$1; updates=${2:-3000}
 src=${name:0:2}; tgt=${name:2:2}
-resume_vocab=()
+test_protocol=(--test-repeat 20)
+if [[ $name == *_half ]]; then
+  test_protocol=(--test-halves)
+  first="${name:0:2}${name:2:2}"; [ "$first" = fren ] && first=enfr; [ "$first" = ende ] && first=deen
+  if [ "$first" != "${name%_half}" ]; then  # the second direction shares the first's pieces and dictionary
+    [ -f "work/${first}_half/spm.model" ] || { echo "prepare work/${first}_half first" >&2; exit 2; }
+    resume_vocab=(--dict "work/${first}_half/dict.joined.txt" --spm "work/${first}_half/spm.model")
+  fi
+fi
+resume_vocab=(${resume_vocab[@]+"${resume_vocab[@]}"})
 if [ -n "${RESUME:-}" ]; then  # keep the dictionary and SentencePiece model the weights were trained with
   # a shipped model keeps them in its folder; a training checkpoint keeps the dictionary in ../bin, spm.model in ..
   if [ -d "$RESUME" ]; then d=$RESUME; RESUME=$(python data/scripts/fairseq_pt.py "$RESUME"); else d=$(dirname "$RESUME"); fi
@@ -20,7 +32,7 @@ if [ -n "${RESUME:-}" ]; then  # keep the dictionary and SentencePiece model the
   resume_vocab=(--dict "$dict" --spm "$spm")
 fi
 case "$name" in
-  enfr|fren)
+  enfr|fren|enfr_half|fren_half)
     # The demo model: all En-Fr text of ../shared (Canadian Hansards 284k pairs, news, Tatoeba, FLORES, Multi30k),
     # in the gold's style (tokenized, contractions expanded: data/prep/hansards.py), + the 447 Hansards test
     # sentences x20 (never their links); two held-out Hansard slices for validation and BLEU.
@@ -28,20 +40,20 @@ case "$name" in
     # directions then share their pieces, and their word boundaries are the gold's whitespace words either way).
     python data/scripts/enfr_corpus.py "$SHARED" work/enfr_corpus
     test_file="$SHARED"/gold/enfr_hansards/enfr.src-tgt
-    if [ "$name" = fren ]; then
+    if [ "$src" = fr ]; then
       mkdir -p work; awk -F' \\|\\|\\| ' '{print $2" ||| "$1}' "$test_file" > work/fren.src-tgt; test_file=work/fren.src-tgt
       [ ${#resume_vocab[@]} -gt 0 ] || resume_vocab=(--dict data/models/enfr/dict.en.txt --spm data/models/enfr/spm.model)
     fi
     python data/scripts/prepare.py --src "$src" --tgt "$tgt" --out "work/$name" \
       --train "work/enfr_corpus.$src" "work/enfr_corpus.$tgt" --valid "work/enfr_corpus.valid.$src" "work/enfr_corpus.valid.$tgt" \
-      --test "$test_file" --test-repeat 20 --vocab 8000 "${resume_vocab[@]}"
+      --test "$test_file" "${test_protocol[@]}" --vocab 8000 "${resume_vocab[@]}"
     [ -z "${PREPARE_ONLY:-}" ] || exit 0
     # 3+3 layers. The shipped En->Fr model (fifth session) continued the Multi30k demo model (2000 updates, its
     # SentencePiece model and dictionary kept) on this text: RESUME=data/models/enfr, 2 threads.
     LAYERS=3 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} bash data/scripts/train.sh "work/$name" "$src" "$tgt" "$updates" \
       --save-interval-updates 500 ${RESUME:+--restore-file "$RESUME"}
     python data/scripts/export_model.py "work/$name/checkpoints/checkpoint_last.pt" "work/$name" "data/models/$name" "$src" "$tgt" ;;
-  deen|ende)
+  deen|ende|deen_half|ende_half)
     # All de-en text of ../shared (194k pairs) + the 508 RWTH test sentences x20 (the gold stays in ../shared).
     python data/scripts/deen_corpus.py "$SHARED" work/deen_corpus.txt
     if [ "$src" = de ]; then test_file="$SHARED"/gold/deen_rwth/deen.src-tgt; else
@@ -50,7 +62,7 @@ case "$name" in
     python data/scripts/prepare.py --src "$src" --tgt "$tgt" --out "work/$name" \
       --train "work/deen_corpus.txt.$src" "work/deen_corpus.txt.$tgt" \
       --valid "$SHARED"/parallel/multi30k/tok/val.lc.norm.tok.{"$src","$tgt"} \
-      --test "$test_file" --test-repeat 20 --vocab 16000 "${resume_vocab[@]}"
+      --test "$test_file" "${test_protocol[@]}" --vocab 16000 "${resume_vocab[@]}"
     [ -z "${PREPARE_ONLY:-}" ] || exit 0
     # 3+3 layers, one thread on one core: about 0.4 updates/s (1,300 updates per epoch).
     LAYERS=${LAYERS:-3} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} bash data/scripts/train.sh "work/$name" "$src" "$tgt" "$updates" \

@@ -3,6 +3,11 @@
 Protocol (lilt/alignment-scripts, the usual one for unsupervised aligners): the training text plus
 the test sentences (never their gold links), the test sentences repeated ``--test-repeat`` times.
 Kobayashi et al. (2020) instead removed the test sentences from the training data.
+``--test-halves`` makes both protocols at once: the odd-numbered test sentences (1st, 3rd, ...: the
+lines ``align-calibrate --fit-on odd`` takes) in the training text once, the even-numbered never. A
+training pair equal to a never-seen test pair (after lowercasing and whitespace) is removed, and an
+odd-numbered sentence equal to an even-numbered one is not added: "never" wins; both are counted in
+``prepare.json``.
 
 Everything is lowercased (as in the paper); the test side keeps the gold set's tokenization, so
 SentencePiece pieces map back to the gold's words by the '▁' marker.
@@ -62,6 +67,26 @@ def write_full_dictionary(sp, train_files: list[str], path: str) -> None:
         f.writelines(f"{p} {counts[p]}\n" for p in order)
 
 
+def split_halves(
+    train: list[tuple[str, str]], test: list[tuple[str, str]]
+) -> tuple[list[tuple[str, str]], dict[str, int]]:
+    """The training pairs with the odd-numbered test pairs (0-based even indices) added once and every pair
+    equal to an even-numbered test pair removed; returns (pairs, counts for prepare.json)."""
+    never = set(test[1::2])
+    kept = [p for p in train if p not in never]
+    once = [p for p in test[0::2] if p not in never]
+    src_seen, tgt_seen = {a for a, _ in kept + once}, {b for _, b in kept + once}
+    counts = {
+        "seen_once": len(once),
+        "never_seen": len(test[1::2]),
+        "odd_not_added_equal_to_an_even_one": len(test[0::2]) - len(once),
+        "training_pairs_removed_equal_to_an_even_one": len(train) - len(kept),
+        # a short line ("2 .") can still be in the training text as one side of another pair
+        "even_with_a_side_in_training": sum(1 for s, t in test[1::2] if s in src_seen or t in tgt_seen),
+    }
+    return kept + once, counts
+
+
 def _train_spm(spm, args, raw: str, spm_prefix: str) -> None:
     """A joint BPE model of ``args.vocab`` pieces on the training text of both sides."""
     spm.SentencePieceTrainer.train(
@@ -90,6 +115,11 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--test-repeat", type=int, default=20, help="0: the paper's protocol (test sentences not trained on)"
     )
+    ap.add_argument(
+        "--test-halves",
+        action="store_true",
+        help="odd-numbered test sentences once, even-numbered never (overrides --test-repeat)",
+    )
     ap.add_argument("--vocab", type=int, default=8000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--dict", help="use this joined fairseq dictionary (a model being resumed) instead of building one")
@@ -109,7 +139,11 @@ def main(argv=None) -> int:
     for i in range(0, len(args.train), 2):
         train += _pairs(args.train[i], args.train[i + 1])
     test = [(" ".join(s).lower(), " ".join(t).lower()) for s, t in read_text_pairs(args.test)]
-    train += test * args.test_repeat
+    halves = {}
+    if args.test_halves:
+        train, halves = split_halves(train, test)
+    else:
+        train += test * args.test_repeat
     random.Random(args.seed).shuffle(train)
     valid = _pairs(*args.valid)
     raw = os.path.join(args.out, "raw")
@@ -166,7 +200,8 @@ def main(argv=None) -> int:
     meta = {
         "train_pairs": len(train),
         "test_pairs": len(test),
-        "test_repeat": args.test_repeat,
+        "test_repeat": None if args.test_halves else args.test_repeat,
+        "test_halves": halves or None,
         "valid_pairs": len(valid),
         "vocab": sp.get_piece_size(),
         "seed": args.seed,
