@@ -50,12 +50,12 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from align.links.blend import is_blend  # noqa: E402
 from align.links.combine import COMBINERS, combine_scores  # noqa: E402
 from align.links.decode import decode_argmax, decode_intersect, decode_itermax, row_shares  # noqa: E402
 from align.links.formats import read_alignments, shared_data_dir, write_text_atomic  # noqa: E402
 from align.links.softscores import quantize_scores  # noqa: E402
 from align.links.symmetrize import SYMMETRIZERS  # noqa: E402
+from align.spec.setting import Blend, Setting, base_name, is_blend  # noqa: E402
 from eval.experiment import folds_of, held_out_choice, load_gold  # noqa: E402
 from eval.metrics import SentenceCounts, bootstrap_ci, count_matches, paired_bootstrap, score_counts  # noqa: E402
 
@@ -187,11 +187,10 @@ def candidates(fwd: dict, rev: dict, counter: Counter, shapes: list, quantize: b
     for n in rev:
         fam["reverse"][f"rev:{n}"] = counter.counts([mask_of(x, sh) for x, sh in zip(rl[n], shapes)])
     for nf in fwd:
-        mf = nf.split("-layer")[0]
         for nr in rev:
-            if nr.split("-")[-2] != mf.split("-")[-1]:
+            if Setting.parse(nr).shift != Setting.parse(nf).shift:
                 continue  # the same shift in both directions; any method and layer of each
-            pair = f"{nf.removesuffix('.align')}+{nr.removesuffix('.align')}"
+            pair = f"{base_name(nf)}+{base_name(nr)}"
             for h, fn in SYMMETRIZERS.items():
                 masks = [mask_of(fn(a, b), sh) for a, b, sh in zip(fl[nf], rl[nr], shapes)]
                 fam["hard"][f"{pair}:{h}"] = counter.counts(masks)
@@ -278,9 +277,10 @@ def blend_candidates(fwd: dict, rev: dict, counter: Counter, shapes: list, quant
 
 def auto_blends(names: list[str]) -> list[str]:
     """Every blend of one AWI and one AWO setting among the dump ``names`` (the two steps of a target word)."""
-    awi = [n.removesuffix(".align") for n in names if "-awi-" in n]
-    awo = [n.removesuffix(".align") for n in names if "-awo-" in n]
-    return [f"{a}+{b}" for a in awi for b in awo]
+    settings = [Setting.parse(n) for n in names]
+    awi = [s for s in settings if s.shift == "awi"]
+    awo = [s for s in settings if s.shift == "awo"]
+    return [Blend((a, b)).name for a in awi for b in awo]
 
 
 def _same(name: str) -> bool:

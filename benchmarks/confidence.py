@@ -35,6 +35,7 @@ from align.links import testsets  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
 from align.links.calibration import CORRUPTIONS, corrupt, fit_calibration  # noqa: E402
 from align.links.formats import write_text_atomic  # noqa: E402
+from align.spec.setting import Setting  # noqa: E402
 from eval.experiment import folds_of  # noqa: E402
 from eval.metrics import expected_calibration_error, reliability, roc_auc, score_corpus, score_sentences, spearman  # noqa: E402
 
@@ -48,8 +49,8 @@ def all_matrices(aligner, pairs, methods, batch_size: int) -> dict:
     out: dict = {}
     for _, se, te, sc in aligner.score_items(items, spec, batch_size):
         for name, w in aligner.word_scores(se, te, sc, spec, null=True).items():
-            method, layer = name.removesuffix(".align").rsplit("-awi-layer", 1)
-            out.setdefault((method, int(layer)), []).append((w[:, :-1], w[:, -1]))
+            k = Setting.parse(name)
+            out.setdefault((k.method, k.layer), []).append((w[:, :-1], w[:, -1]))
     return out
 
 

@@ -33,6 +33,7 @@ from align.links.alignments import Alignments  # noqa: E402
 from align.links.combine import DEFAULT_THRESHOLD, combine  # noqa: E402
 from align.links.formats import write_text_atomic  # noqa: E402
 from align.links.softscores import decode_scores, encode_scores  # noqa: E402
+from align.spec.setting import Setting  # noqa: E402
 from eval.experiment import load_gold  # noqa: E402
 from eval.metrics import score_corpus  # noqa: E402
 
@@ -62,7 +63,7 @@ def word_matrices(model: str, pairs: list, batch_size: int) -> tuple[dict[int, l
     for _, se, te, sc in aligner.score_items(items, spec, batch_size):
         dtypes.update(f"tokens {np.asarray(v).dtype}" for v in sc.values())
         for name, w in aligner.word_scores(se, te, sc, spec).items():
-            layer = int(name.removesuffix(".align").rsplit("-layer", 1)[1])
+            layer = Setting.parse(name).layer
             dtypes.add(f"words {np.asarray(w).dtype}")
             out.setdefault(layer, []).append(np.asarray(w, dtype=np.float64))
     return out, ",".join(sorted(dtypes))

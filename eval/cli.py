@@ -36,6 +36,7 @@ from align.links.formats import (
     read_wpt_text,
     write_text_atomic,
 )
+from align.spec.setting import Setting, is_blend
 
 from .metrics import MIN_SENTENCES, SentenceCounts, bootstrap_ci, count_matches, paired_bootstrap, rates, score_totals
 
@@ -434,7 +435,23 @@ def format_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(rows)
 
 
-_GRID = re.compile(r"(?P<key>.+?)[.-]layer(?P<layer>\d+)(?P<rest>.*)")
+_OTHER_LAYERED = re.compile(r"(?P<key>.+?)[.-]layer(?P<layer>\d+)(?P<rest>.*)")
+"""Another tool's file named by layer (``model.layer3``): a row ``KEY+REST``, column N."""
+
+
+def heatmap_cell(name: str) -> tuple[str, int]:
+    """The (row, column) of one hypothesis file in the heatmap: a setting's file (with any suffix after the
+    first ``.``: ``.reverse``, ``.gmean-threshold``) is the row METHOD-SHIFT[-headH]SUFFIX at its layer; a
+    blend is a row of its own; another tool's ``...layerN...`` name is read as such; else the name, column 0."""
+    head, dot, rest = name.partition(".")
+    if not is_blend(name):
+        try:
+            s = Setting.parse(head, any_method=True)
+        except ValueError:
+            m = _OTHER_LAYERED.fullmatch(name)
+            return (m["key"] + m["rest"], int(m["layer"])) if m else (name, 0)
+        return f"{s.method}-{s.shift}" + ("" if s.head is None else f"-head{s.head}") + dot + rest, s.layer
+    return name, 0
 
 
 def plot_heatmap(results: list[dict[str, Any]], path: str) -> None:
@@ -453,8 +470,7 @@ def plot_heatmap(results: list[dict[str, Any]], path: str) -> None:
         name = os.path.basename(r["hyp"])
         for ext in (".gz", ".align", ".pharaoh", ".talp", ".txt"):
             name = name[: -len(ext)] if name.endswith(ext) else name
-        m = None if "+" in name else _GRID.fullmatch(name)  # a blend (SETTING+SETTING) is a row of its own
-        row, col = (m["key"] + m["rest"], int(m["layer"])) if m else (name, 0)
+        row, col = heatmap_cell(name)
         cells.setdefault(row, {})[col] = r["aer"]
     rows = list(cells)
     cols = sorted({c for v in cells.values() for c in v})

@@ -3,29 +3,20 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
-_NAME = re.compile(r"(?P<method>.+)-(?P<shift>awo|awi)-layer(?P<layer>\d+)(?:-head(?P<head>\d+))?(?:\.align)?")
+from align.spec.setting import Setting
 
-
-class GridKey(NamedTuple):
-    """Where one alignment file sits in the grid; ``head`` is None for layer-level methods."""
-
-    method: str
-    shift: str
-    layer: int
-    head: int | None
+GridKey = Setting
+"""Where one alignment file sits in the grid (:class:`align.spec.setting.Setting`); ``head`` is None for
+layer-level methods."""
 
 
-def parse_name(name: str) -> GridKey:
-    """``norm-head-awi-layer2-head3.align`` -> GridKey('norm-head', 'awi', 2, 3); ValueError if not a dump name."""
-    m = None if "+" in name else _NAME.fullmatch(name)  # a blend (SETTING+SETTING) has no one method or layer
-    if m is None:
-        raise ValueError(f"{name!r} is not an alignment dump name (METHOD-awo|awi-layerN[-headH].align)")
-    head = m["head"]
-    return GridKey(m["method"], m["shift"], int(m["layer"]), None if head is None else int(head))
+def parse_name(name: str) -> Setting:
+    """``norm-head-awi-layer2-head3.align`` -> Setting('norm-head', 'awi', 2, 3); any method string (the
+    summaries' ``norm-best``); ValueError for a blend or a name that is not a setting's."""
+    return Setting.parse(name, any_method=True)
 
 
 def summarize_heads(rows: Iterable[dict[str, Any]], key: str = "aer") -> list[dict[str, Any]]:
@@ -40,9 +31,9 @@ def summarize_heads(rows: Iterable[dict[str, Any]], key: str = "aer") -> list[di
     out = []
     for (method, shift, layer), heads in sorted(groups.items()):
         best_head, best = min(heads, key=lambda hr: hr[1][key])
-        out.append({**best, "hyp": f"{method}-best-{shift}-layer{layer}", "head": best_head})
+        out.append({**best, "hyp": Setting(f"{method}-best", shift, layer).name, "head": best_head})
         mean = {m: sum(r[m] for _, r in heads) / len(heads) for m in ("aer", "precision", "recall", "f1")}
-        out.append({"hyp": f"{method}-mean-{shift}-layer{layer}", **mean, "heads": len(heads)})
+        out.append({"hyp": Setting(f"{method}-mean", shift, layer).name, **mean, "heads": len(heads)})
     return out
 
 

@@ -22,8 +22,9 @@ from align.extraction.outputs import OutputExistsError, check_destination, clean
 from align.links.decode import DECODERS
 from align.links.formats import format_links
 from align.links.inputs import LINE_BREAKS, InputError
-from align.links.rows import LEVELS, SHIFTS, SPECIALS, dump_name
+from align.links.rows import LEVELS, SPECIALS
 from align.links.subwords import SPECIAL, WORD_MAPS, WordMapError, word_map
+from align.spec.setting import SHIFTS, Setting
 
 from . import checkpoint
 from .engine import detect_scheme, piece_words, specials_of
@@ -471,7 +472,7 @@ class NormAlignGenerator:
                 for shift in spec.shifts:
                     for h in heads:
                         links = links_for(sc, sw, tw, spec, method, layer, shift, h)
-                        self.dump.setdefault(dump_name(method, shift, layer, h), {})[sid] = format_links(links)
+                        self.dump.setdefault(Setting(method, shift, layer, h).file, {})[sid] = format_links(links)
 
     def _maybe_write(self) -> None:
         expected = getattr(self.task, "expected_ids", None)

@@ -12,6 +12,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FRAMEWORKS = {"fairseq", "fairseq_cli", "transformers", "huggingface_hub", "omegaconf", "hydra"}
 RULES = {
     # folder: what its modules must never import
+    "align/spec": {"numpy", "torch", "align.links", "align.attribution", "align.extraction", "align.cli", "eval"}
+    | FRAMEWORKS,
     "align/links": {"torch", "matplotlib", "align.attribution", "align.extraction", "align.cli", "eval"} | FRAMEWORKS,
     "align/attribution": {"align.extraction", "align.cli", "eval", "numpy.distutils"} | FRAMEWORKS,
     "align/extraction": {"align.cli", "eval"} | FRAMEWORKS,

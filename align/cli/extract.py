@@ -34,7 +34,8 @@ from ..extraction.signature import short
 from ..links.console import console_main
 from ..links.formats import format_links
 from ..links.inputs import InputError, PairReader, count_lines
-from ..links.rows import LEVELS, SHIFTS, SPECIALS
+from ..links.rows import LEVELS, SPECIALS
+from ..spec.setting import SHIFTS, Blend, base_name, combined_file, reverse_file
 from .extras import install_hint, missing_module
 
 # Framework loaders by name, imported only when used: align/ never imports fairseq or transformers.
@@ -422,11 +423,11 @@ def _check_blends(args) -> None:
         raise ValueError("--blend needs --out (a blend is written beside the settings it averages)")
     check_blends(blends, args.level, args.specials)
     for b in blends:
-        name = b.removesuffix(".align") + ".align"
+        name = Blend.parse(b).file
         made = [name, scores_name(name)]
         if args.reverse_model:
-            made += [reverse_name(name), scores_name(reverse_name(name))] + [
-                combined_name(name, c) for c in args.combos
+            made += [reverse_file(name), scores_name(reverse_file(name))] + [
+                combined_file(name, c) for c in args.combos
             ]
         longest = max(made, key=len)
         if len(longest) > MAX_NAME_LENGTH:
@@ -461,16 +462,6 @@ def _combinations(args) -> list[str]:
     else:
         args.combine_threshold = DEFAULT_THRESHOLD
     return combos
-
-
-def reverse_name(name: str) -> str:
-    """``norm-awi-layer1.align`` -> ``norm-awi-layer1.reverse.align``: the reverse model's links, source first."""
-    return name.removesuffix(".align") + ".reverse.align"
-
-
-def combined_name(name: str, combination: str) -> str:
-    """``norm-awi-layer1.align``, ``hmean:threshold`` -> ``norm-awi-layer1.hmean-threshold.align``."""
-    return name.removesuffix(".align") + "." + combination.replace(":", "-") + ".align"
 
 
 def _testset_input(args, stack: ExitStack) -> str:
@@ -637,7 +628,7 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
         "methods": list(spec.methods),
         "layers": list(spec.layers),
         "shifts": list(spec.shifts),
-        "blends": [b.removesuffix(".align") for b in spec.blends],
+        "blends": [base_name(b) for b in spec.blends],
         "out": dest,
         "shard": f"{shard}/{shards}",
         "merged": merged,
@@ -779,14 +770,14 @@ def _both_directions(args, names: list[str], links_of: dict, fwd: dict, rev: dic
     out = {}
     for name in names:
         back = reverse_links(rlinks[name])
-        out[reverse_name(name)] = back
+        out[reverse_file(name)] = back
         if fwd:  # float32, as --scores-precision float32 stores them: align-symmetrize on the files gives these links
             f, r = fwd[name].astype(np.float32), fit_shape(rev[name], fwd[name].shape[::-1]).astype(np.float32)
         for c in args.combos:
             if ":" in c:
-                out[combined_name(name, c)] = combine(c, f, r, args.combine_threshold)
+                out[combined_file(name, c)] = combine(c, f, r, args.combine_threshold)
             else:
-                out[combined_name(name, c)] = combine_links(c, links_of[name], back)
+                out[combined_file(name, c)] = combine_links(c, links_of[name], back)
     return out
 
 
@@ -865,7 +856,7 @@ def signature(aligner, spec, args, reader: PairReader) -> dict:
         },
     }
     if spec.blends:  # only then: a run without blends keeps its signature
-        sig["settings"]["blends"] = [b.removesuffix(".align") for b in spec.blends]
+        sig["settings"]["blends"] = [base_name(b) for b in spec.blends]
     if getattr(args, "reverse", None) is not None:  # only then: one direction's signature stays as it was
         reverse = args.reverse[0]
         sig["reverse_model"] = {
@@ -949,7 +940,7 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
             tmp = stack.enter_context(publishing(dest, args.overwrite))
             names = aligner.output_names(spec, per_head_files)
             both = (
-                [n2 for n in names for n2 in [reverse_name(n)] + [combined_name(n, c) for c in args.combos]]
+                [n2 for n in names for n2 in [reverse_file(n)] + [combined_file(n, c) for c in args.combos]]
                 if args.reverse is not None
                 else []
             )
@@ -957,7 +948,7 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
                 n: stack.enter_context(open(os.path.join(tmp, n), "w", encoding="utf-8", newline="\n"))
                 for n in names + both
             }  # every setting's file, so an empty input gives empty files
-            scored_names = names + ([reverse_name(n) for n in names] if args.reverse is not None else [])
+            scored_names = names + ([reverse_file(n) for n in names] if args.reverse is not None else [])
             scores_files = (
                 {
                     n: stack.enter_context(open(os.path.join(tmp, scores_name(n)), "w", encoding="utf-8", newline="\n"))
@@ -1019,7 +1010,7 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
                     for name, m in fwd.items():
                         scores_files[name].write(prefix[k] + encode_scores(m, precision=precision) + "\n")
                     for name, m in rev.items():
-                        scores_files[reverse_name(name)].write(
+                        scores_files[reverse_file(name)].write(
                             prefix[k] + encode_scores(m, precision=precision, reverse=True) + "\n"
                         )
             if dest is None:

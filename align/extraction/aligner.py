@@ -13,11 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..attribution.methods import METHODS
-from ..links.blend import blend_name, blend_parts, blend_scores
+from ..links.blend import blend_scores
 from ..links.decode import decode
 from ..links.formats import split_tokens
-from ..links.rows import dump_name, select_rows
+from ..links.rows import select_rows
 from ..links.subwords import SPECIAL, WordMapError, aggregate_scores
+from ..spec.setting import Blend, Setting
 from .adapters import Adapter
 from .engine import AlignSpec, links_for, n_layers_heads, score_pairs
 
@@ -121,7 +122,7 @@ class Aligner:
             raise TypeError(f"blends: expected a list of blend names, got the string {blends!r}")
         layers = tuple(range(self.n_layers)) if layers is None else tuple(layers)
         return AlignSpec(
-            blends=tuple(blend_name(blend_parts(b)) for b in blends),
+            blends=tuple(Blend.parse(b).file for b in blends),
             methods=tuple(methods),
             layers=layers,
             shifts=tuple(shifts),
@@ -222,7 +223,7 @@ class Aligner:
             heads = range(self.n_heads) if METHODS[method].per_head and per_head_files else [None]
             for layer in spec.layers:
                 for shift in spec.shifts:
-                    out += [(dump_name(method, shift, layer, h), method, layer, shift, h) for h in heads]
+                    out += [(Setting(method, shift, layer, h).file, method, layer, shift, h) for h in heads]
         return out
 
     def links(
@@ -280,9 +281,10 @@ class Aligner:
         """Each blend's word scores (:func:`align.links.blend.blend_scores`), keyed by its file name."""
         return {
             name: blend_scores(
-                [self._word_matrix(src, tgt, scores, spec, m, la, sh, None, null) for m, sh, la in parts], null=null
+                [self._word_matrix(src, tgt, scores, spec, p.method, p.layer, p.shift, None, null) for p in b.parts],
+                null=null,
             )
-            for name, parts in spec.blend_settings()
+            for name, b in spec.blend_settings()
         }
 
     def word_scores(

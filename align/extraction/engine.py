@@ -19,9 +19,9 @@ import torch
 
 from ..attribution.methods import METHODS, LayerContext, ModelContext, check_methods, layer_scores, needs
 from ..attribution.norms import CrossAttentionLayer, LayerInputs
-from ..links.blend import blend_name, blend_parts
 from ..links.decode import DECODERS
-from ..links.rows import LEVELS, SHIFTS, SPECIALS, check_choices, select_rows, token_scores_to_links
+from ..links.rows import LEVELS, SPECIALS, check_choices, select_rows, token_scores_to_links
+from ..spec.setting import SHIFTS, Blend, base_name
 from .adapters import Adapter, AttentionSite, Batch
 
 # One float32 weight object per attention module, so cached W_O^T W_O serves every batch.
@@ -230,19 +230,19 @@ class AlignSpec:
     blends: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict, compare=False)
 
-    def blend_settings(self) -> list[tuple[str, tuple[tuple[str, str, int], ...]]]:
-        """``(file name, ((method, shift, layer), ...))`` of every blend (:mod:`align.links.blend`)."""
+    def blend_settings(self) -> list[tuple[str, Blend]]:
+        """``(file name, Blend)`` of every blend (:mod:`align.links.blend`)."""
         return self._blend_settings
 
     @cached_property
-    def _blend_settings(self) -> list[tuple[str, tuple[tuple[str, str, int], ...]]]:
+    def _blend_settings(self) -> list[tuple[str, Blend]]:
         # parsed once per spec: blend_settings runs for every pair and batch
-        return [(name, blend_parts(name)) for name in self.blends]
+        return [(name, Blend.parse(name)) for name in self.blends]
 
     @property
     def score_methods(self) -> tuple[str, ...]:
         """The methods to compute: the spec's, then any a blend needs beyond them."""
-        extra = [m for _, parts in self.blend_settings() for m, _, _ in parts if m not in self.methods]
+        extra = [p.method for _, b in self.blend_settings() for p in b.parts if p.method not in self.methods]
         return self.methods + tuple(dict.fromkeys(extra))
 
     @property
@@ -251,14 +251,14 @@ class AlignSpec:
         if not self.blends or self.layers is None:
             return None
         cells = {(m, la) for m in self.methods for la in self.layers}
-        return frozenset(cells | {(m, la) for _, parts in self.blend_settings() for m, _, la in parts})
+        return frozenset(cells | {(p.method, p.layer) for _, b in self.blend_settings() for p in b.parts})
 
     @property
     def score_layers(self) -> tuple[int, ...] | None:
         """The layers to compute: the spec's, then any a blend needs beyond them."""
         if self.layers is None:
             return None
-        extra = [la for _, parts in self.blend_settings() for _, _, la in parts if la not in self.layers]
+        extra = [p.layer for _, b in self.blend_settings() for p in b.parts if p.layer not in self.layers]
         return self.layers + tuple(dict.fromkeys(extra))
 
     def validate(self, n_layers: int, n_heads: int) -> AlignSpec:
@@ -275,15 +275,13 @@ class AlignSpec:
             if not 0 <= h < n_heads:
                 raise ValueError(f"head {h} does not exist; the cross-attention has heads 0..{n_heads - 1}")
         check_blends(self.blends, self.level, self.specials_policy)
-        for name, parts in self.blend_settings():
-            if name != blend_name(parts):
-                raise ValueError(
-                    f"blend {name!r}: expected its file name {blend_name(parts)!r} (Aligner.spec makes it)"
-                )
-            for _, _, layer in parts:
-                if not 0 <= layer < n_layers:
+        for name, blend in self.blend_settings():
+            if name != blend.file:
+                raise ValueError(f"blend {name!r}: expected its file name {blend.file!r} (Aligner.spec makes it)")
+            for p in blend.parts:
+                if not 0 <= p.layer < n_layers:
                     raise ValueError(
-                        f"blend {name.removesuffix('.align')!r}: layer {layer} does not exist; "
+                        f"blend {base_name(name)!r}: layer {p.layer} does not exist; "
                         f"the decoder has layers 0..{n_layers - 1}"
                     )
         return self
@@ -296,12 +294,12 @@ def check_blends(blends: Sequence[str], level: str = "word", specials: str = "dr
         raise ValueError("blends average word scores: they need --level word and --specials drop")
     seen: dict[frozenset, str] = {}
     for name in blends:
-        base = name.removesuffix(".align")
-        parts = blend_parts(name)
-        for method, _, _ in parts:
-            if method not in METHODS:
-                raise ValueError(f"blend {base!r}: unknown method {method}; valid: {', '.join(METHODS)}")
-        key = frozenset(parts)
+        base = base_name(name)
+        blend = Blend.parse(name)
+        for p in blend.parts:
+            if p.method not in METHODS:
+                raise ValueError(f"blend {base!r}: unknown method {p.method}; valid: {', '.join(METHODS)}")
+        key = blend.key()
         if key in seen:
             raise ValueError(f"blend {base!r} given twice (as {seen[key]!r} too: a blend's order does not matter)")
         seen[key] = base

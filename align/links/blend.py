@@ -1,7 +1,7 @@
 """Blends: several settings of one direction averaged into one word-score matrix (numpy only).
 
 A blend is named by its settings joined with ``+``, each a dump name without ``.align``
-(``alti-awi-layer0+attn-awo-layer2``). Its matrix is the mean of the settings' row shares: each
+(``alti-awi-layer0+attn-awo-layer2``; parsed and named by :class:`align.spec.setting.Blend`). Its matrix is the mean of the settings' row shares: each
 setting's ``(tgt_words, src_words)`` word scores, negatives clipped to 0, each target word's row
 divided by its sum (a distribution over source words, as in :mod:`align.links.combine`), then
 averaged cell by cell. Rows stay distributions, so a blend decodes, saves and combines with a reverse
@@ -17,44 +17,14 @@ both agree on: on Hansards En-Fr both directions' ``alti-awi-layer0+attn-awo-lay
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
 
+from ..spec.setting import Blend, is_blend
 from .decode import row_shares
-from .rows import SHIFTS
 
-SEPARATOR = "+"
-_SETTING = re.compile(r"^(?P<method>[a-z][a-z0-9_-]*?)-(?P<shift>" + "|".join(SHIFTS) + r")-layer(?P<layer>\d+)$")
-
-
-def is_blend(name: str) -> bool:
-    """True for a blend name (``SETTING+SETTING...``, with or without ``.align``)."""
-    return SEPARATOR in name
-
-
-def blend_parts(name: str) -> tuple[tuple[str, str, int], ...]:
-    """``(method, shift, layer)`` of each setting of a blend name; ValueError saying what was expected."""
-    base = name.removesuffix(".align")
-    parts = base.split(SEPARATOR)
-    out = []
-    for p in parts:
-        m = _SETTING.match(p)
-        if not m:
-            raise ValueError(
-                f"blend {base!r}: {p!r} is not a setting; expected METHOD-SHIFT-layerN (e.g. alti-awi-layer0) "
-                f"with SHIFT one of {', '.join(SHIFTS)}, settings joined by {SEPARATOR!r}"
-            )
-        out.append((m["method"], m["shift"], int(m["layer"])))
-    if len(set(out)) < 2 or len(set(out)) != len(out):
-        raise ValueError(f"blend {base!r}: expected two or more different settings joined by {SEPARATOR!r}")
-    return tuple(out)
-
-
-def blend_name(parts: Sequence[tuple[str, str, int]]) -> str:
-    """The file name of a blend of ``(method, shift, layer)`` settings, in the order given."""
-    return SEPARATOR.join(f"{m}-{s}-layer{la}" for m, s, la in parts) + ".align"
+__all__ = ["Blend", "blend_scores", "is_blend"]
 
 
 def blend_scores(matrices: Sequence[np.ndarray], null: bool = False) -> np.ndarray:

@@ -13,10 +13,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..spec.setting import SHIFTS
 from .decode import decode
 from .subwords import SPECIAL, aggregate_scores, n_words, subword_links_to_words
-
-SHIFTS = ("awo", "awi")
 
 
 def select_rows(step_scores: np.ndarray, n_target: int, shift: str) -> np.ndarray:
@@ -70,12 +69,6 @@ def token_scores_to_links(
 
 LEVELS = ("word", "subword", "word-any")
 SPECIALS = ("drop", "null")
-
-
-def dump_name(method: str, shift: str, layer: int, head: int | None = None) -> str:
-    """File name of one (method, shift, layer[, head]) alignment in a dump folder; ``align-eval --plot``
-    reads the layer from it."""
-    return f"{method}-{shift}-layer{layer}" + (f"-head{head}" if head is not None else "") + ".align"
 
 
 def check_choices(values: Sequence[str], valid: Sequence[str], what: str) -> None:

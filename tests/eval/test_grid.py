@@ -16,7 +16,7 @@ def test_parse_name_layer_and_head():
 
 @pytest.mark.parametrize("bad", ["norm-layer2.align", "norm-awx-layer1.align", "norm-awo-layerX.align", "x.align"])
 def test_parse_name_rejects(bad):
-    with pytest.raises(ValueError, match="not an alignment dump name"):
+    with pytest.raises(ValueError, match="is not a setting"):
         parse_name(bad)
 
 

@@ -1,34 +1,10 @@
-"""align.links.blend: names parsed and written, and the mean of row shares against hand values and a plain loop."""
+"""align.links.blend: the mean of row shares against hand values and a plain loop."""
 
 import numpy as np
 import pytest
 
-from align.links.blend import blend_name, blend_parts, blend_scores, is_blend
+from align.links.blend import blend_scores
 from align.links.decode import row_shares
-
-
-def test_names_round_trip():
-    parts = blend_parts("attn-res-ln-awi-layer2+norm-awo-layer0.align")
-    assert parts == (("attn-res-ln", "awi", 2), ("norm", "awo", 0))  # a method name with hyphens
-    assert blend_name(parts) == "attn-res-ln-awi-layer2+norm-awo-layer0.align"
-    assert blend_parts("alti-awi-layer0+attn-awo-layer2+norm-awi-layer1")[2] == ("norm", "awi", 1)
-    assert is_blend("a-awi-layer0+b-awo-layer1.align") and not is_blend("norm-awi-layer0.align")
-
-
-@pytest.mark.parametrize(
-    "name, message",
-    [
-        ("norm-awi-layer0", "two or more different settings"),
-        ("norm-awi-layer0+norm-awi-layer0", "two or more different settings"),
-        ("norm-awi-layer0+attn", "'attn' is not a setting; expected METHOD-SHIFT-layerN"),
-        ("norm-awi-layer0+attn-xyz-layer1", "SHIFT one of awo, awi"),
-        ("norm-awi-layer0+attn-awo-layer1-head2", "is not a setting"),  # one head: not a blend part
-        ("norm-awi-layer0+", "'' is not a setting"),
-    ],
-)
-def test_bad_names_say_what_was_expected(name, message):
-    with pytest.raises(ValueError, match=message):
-        blend_parts(name)
 
 
 def test_mean_of_row_shares_by_hand():

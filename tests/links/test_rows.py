@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from align.links.rows import dump_name, select_rows, token_scores_to_links
+from align.links.rows import select_rows, token_scores_to_links
+from align.spec.setting import Setting
 
 
 def test_select_rows_awo_awi():
@@ -31,9 +32,9 @@ def test_levels_by_hand():
         token_scores_to_links(scores, src, tgt, level="char")
 
 
-def test_dump_name():
-    assert dump_name("norm", "awi", 3) == "norm-awi-layer3.align"
-    assert dump_name("norm-head", "awo", 0, 2) == "norm-head-awo-layer0-head2.align"
+def test_dump_file_name():
+    assert Setting("norm", "awi", 3).file == "norm-awi-layer3.align"
+    assert Setting("norm-head", "awo", 0, 2).file == "norm-head-awo-layer0-head2.align"
 
 
 def test_specials_as_null():

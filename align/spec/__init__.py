@@ -1,0 +1,7 @@
+"""What an extraction computes and how its outputs are named, without torch: a setting (method, shift,
+layer, head) and a blend of settings (:mod:`.setting`). Standard library only; every other layer may
+import it (``tests/test_imports.py`` keeps it so)."""
+
+from .setting import SHIFTS, Blend, Setting, combined_file, is_blend, parse, reverse_file
+
+__all__ = ["SHIFTS", "Blend", "Setting", "combined_file", "is_blend", "parse", "reverse_file"]
