@@ -16,14 +16,14 @@ from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
 from align.attribution.methods import METHODS
 from align.extraction.adapters import FairseqAdapter
-from align.extraction.engine import AlignSpec, Recorder, links_for, n_layers_heads, score_pairs, score_recorded
+from align.extraction.engine import Recorder, check_spec, links_for, n_layers_heads, score_pairs, score_recorded
 from align.extraction.launch import shard_from_env
 from align.extraction.outputs import OutputExistsError, check_destination, clean_stale, publishing
 from align.links.decode import DECODERS
 from align.links.formats import format_links
 from align.links.inputs import LINE_BREAKS, InputError
-from align.links.rows import LEVELS, SPECIALS
 from align.links.subwords import SPECIAL, WORD_MAPS, WordMapError, word_map
+from align.spec.alignspec import LEVELS, SPECIALS, AlignSpec
 from align.spec.setting import SHIFTS, Setting
 
 from . import checkpoint
@@ -304,23 +304,31 @@ class TranslationNormAlignTask(TranslationTask):
             decoder_options=options,
         )
         try:
-            main = AlignSpec(
-                methods=(self.cfg.alignment_method,),
-                layers=(layer,),
-                shifts=(self.cfg.alignment_shift,),
-                heads=self.heads,
-                **common,
-            ).validate(n_layers, n_heads)
+            main = check_spec(
+                AlignSpec(
+                    methods=(self.cfg.alignment_method,),
+                    layers=(layer,),
+                    shifts=(self.cfg.alignment_shift,),
+                    heads=self.heads,
+                    **common,
+                ),
+                n_layers,
+                n_heads,
+            )
         except ValueError as e:
             raise ValueError(f"--alignment-layer/--alignment-heads: {e}") from None
         dump = None
         if self.cfg.alignment_dump:
-            dump = AlignSpec(
-                methods=_csv(self.cfg.alignment_dump_methods),
-                layers=tuple(range(n_layers)),
-                shifts=_csv(self.cfg.alignment_dump_shifts),
-                **common,
-            ).validate(n_layers, n_heads)
+            dump = check_spec(
+                AlignSpec(
+                    methods=_csv(self.cfg.alignment_dump_methods),
+                    layers=tuple(range(n_layers)),
+                    shifts=_csv(self.cfg.alignment_dump_shifts),
+                    **common,
+                ),
+                n_layers,
+                n_heads,
+            )
         return main, dump
 
     def text_pieces(self, side: str, sid: int) -> Optional[list[str]]:

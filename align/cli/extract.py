@@ -34,7 +34,7 @@ from ..extraction.signature import short
 from ..links.console import console_main
 from ..links.formats import format_links
 from ..links.inputs import InputError, PairReader, count_lines
-from ..links.rows import LEVELS, SPECIALS
+from ..spec.alignspec import LEVELS, SPECIALS
 from ..spec.setting import SHIFTS, Blend, base_name, combined_file, reverse_file
 from .extras import install_hint, missing_module
 

@@ -18,9 +18,10 @@ from ..links.decode import decode
 from ..links.formats import split_tokens
 from ..links.rows import select_rows
 from ..links.subwords import SPECIAL, WordMapError, aggregate_scores
+from ..spec.alignspec import AlignSpec
 from ..spec.setting import Blend, Setting
 from .adapters import Adapter
-from .engine import AlignSpec, links_for, n_layers_heads, score_pairs
+from .engine import check_spec, links_for, n_layers_heads, score_pairs
 
 Key = tuple[str, int, str]
 
@@ -121,17 +122,21 @@ class Aligner:
         if isinstance(blends, str):
             raise TypeError(f"blends: expected a list of blend names, got the string {blends!r}")
         layers = tuple(range(self.n_layers)) if layers is None else tuple(layers)
-        return AlignSpec(
-            blends=tuple(Blend.parse(b).file for b in blends),
-            methods=tuple(methods),
-            layers=layers,
-            shifts=tuple(shifts),
-            level=level,
-            decoder=decoder,
-            heads=tuple(heads) if heads else None,
-            specials_policy=specials,
-            decoder_options=tuple(sorted(decoder_options.items())),
-        ).validate(self.n_layers, self.n_heads)
+        return check_spec(
+            AlignSpec(
+                blends=tuple(Blend.parse(b).file for b in blends),
+                methods=tuple(methods),
+                layers=layers,
+                shifts=tuple(shifts),
+                level=level,
+                decoder=decoder,
+                heads=tuple(heads) if heads else None,
+                specials_policy=specials,
+                decoder_options=tuple(sorted(decoder_options.items())),
+            ),
+            self.n_layers,
+            self.n_heads,
+        )
 
     def encode_pair(
         self, source, target, index: int = 0, where: str | None = None, truncate: bool = False

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -20,8 +18,8 @@ import torch
 from ..attribution.methods import METHODS, LayerContext, ModelContext, check_methods, layer_scores, needs
 from ..attribution.norms import CrossAttentionLayer, LayerInputs
 from ..links.decode import DECODERS
-from ..links.rows import LEVELS, SPECIALS, check_choices, select_rows, token_scores_to_links
-from ..spec.setting import SHIFTS, Blend, base_name
+from ..links.rows import select_rows, token_scores_to_links
+from ..spec.alignspec import AlignSpec, check_blends as spec_check_blends
 from .adapters import Adapter, AttentionSite, Batch
 
 # One float32 weight object per attention module, so cached W_O^T W_O serves every batch.
@@ -211,98 +209,16 @@ def score_pairs(
     return score_recorded(rec, src_mask, tgt_mask, methods, layers, only)
 
 
-@dataclass(frozen=True)
-class AlignSpec:
-    """What to compute: methods (see ``align.attribution.methods.METHODS``), layers (0-based; None = all),
-    shifts (awo/awi), heads averaged by per-head methods (None = all), level (word, subword,
-    word-any), decoder name and its options, and what happens to specials."""
-
-    methods: tuple[str, ...] = ("norm",)
-    layers: tuple[int, ...] | None = None
-    shifts: tuple[str, ...] = ("awo",)
-    heads: tuple[int, ...] | None = None
-    level: str = "word"
-    decoder: str = "argmax"
-    decoder_options: tuple[tuple[str, float], ...] = ()
-    src_reduce: str = "sum"
-    tgt_reduce: str = "mean"
-    specials_policy: str = "drop"
-    blends: tuple[str, ...] = ()
-    extra: dict = field(default_factory=dict, compare=False)
-
-    def blend_settings(self) -> list[tuple[str, Blend]]:
-        """``(file name, Blend)`` of every blend (:mod:`align.links.blend`)."""
-        return self._blend_settings
-
-    @cached_property
-    def _blend_settings(self) -> list[tuple[str, Blend]]:
-        # parsed once per spec: blend_settings runs for every pair and batch
-        return [(name, Blend.parse(name)) for name in self.blends]
-
-    @property
-    def score_methods(self) -> tuple[str, ...]:
-        """The methods to compute: the spec's, then any a blend needs beyond them."""
-        extra = [p.method for _, b in self.blend_settings() for p in b.parts if p.method not in self.methods]
-        return self.methods + tuple(dict.fromkeys(extra))
-
-    @property
-    def score_cells(self) -> frozenset[tuple[str, int]] | None:
-        """The (method, layer) cells to compute when blends add some (None: every method at every layer)."""
-        if not self.blends or self.layers is None:
-            return None
-        cells = {(m, la) for m in self.methods for la in self.layers}
-        return frozenset(cells | {(p.method, p.layer) for _, b in self.blend_settings() for p in b.parts})
-
-    @property
-    def score_layers(self) -> tuple[int, ...] | None:
-        """The layers to compute: the spec's, then any a blend needs beyond them."""
-        if self.layers is None:
-            return None
-        extra = [p.layer for _, b in self.blend_settings() for p in b.parts if p.layer not in self.layers]
-        return self.layers + tuple(dict.fromkeys(extra))
-
-    def validate(self, n_layers: int, n_heads: int) -> AlignSpec:
-        """Check every name and index against the model; returns self or raises ValueError."""
-        check_choices(self.methods, list(METHODS), "method")
-        check_choices(self.shifts, SHIFTS, "shift")
-        check_choices([self.level], LEVELS, "level")
-        check_choices([self.specials_policy], SPECIALS, "specials policy")
-        check_choices([self.decoder], list(DECODERS), "decoder")
-        for layer in self.layers or ():
-            if not 0 <= layer < n_layers:
-                raise ValueError(f"alignment layer {layer} does not exist; the decoder has layers 0..{n_layers - 1}")
-        for h in self.heads or ():
-            if not 0 <= h < n_heads:
-                raise ValueError(f"head {h} does not exist; the cross-attention has heads 0..{n_heads - 1}")
-        check_blends(self.blends, self.level, self.specials_policy)
-        for name, blend in self.blend_settings():
-            if name != blend.file:
-                raise ValueError(f"blend {name!r}: expected its file name {blend.file!r} (Aligner.spec makes it)")
-            for p in blend.parts:
-                if not 0 <= p.layer < n_layers:
-                    raise ValueError(
-                        f"blend {base_name(name)!r}: layer {p.layer} does not exist; "
-                        f"the decoder has layers 0..{n_layers - 1}"
-                    )
-        return self
+def check_spec(spec: AlignSpec, n_layers: int, n_heads: int) -> AlignSpec:
+    """``spec`` checked against the method and decoder registries and a model of ``n_layers`` decoder layers
+    and ``n_heads`` cross-attention heads; returns it or raises ValueError naming what is wrong."""
+    return spec.validate(n_layers, n_heads, METHODS, DECODERS)
 
 
 def check_blends(blends: Sequence[str], level: str = "word", specials: str = "drop") -> None:
     """Every check of blend names that needs no model (:mod:`align.links.blend`): settings, methods, shifts,
     the same blend twice (in any order), level and specials; ValueError naming the blend."""
-    if blends and (level != "word" or specials != "drop"):
-        raise ValueError("blends average word scores: they need --level word and --specials drop")
-    seen: dict[frozenset, str] = {}
-    for name in blends:
-        base = base_name(name)
-        blend = Blend.parse(name)
-        for p in blend.parts:
-            if p.method not in METHODS:
-                raise ValueError(f"blend {base!r}: unknown method {p.method}; valid: {', '.join(METHODS)}")
-        key = blend.key()
-        if key in seen:
-            raise ValueError(f"blend {base!r} given twice (as {seen[key]!r} too: a blend's order does not matter)")
-        seen[key] = base
+    spec_check_blends(blends, METHODS, level, specials)
 
 
 def level_maps(src_words: np.ndarray, tgt_words: np.ndarray, level: str) -> tuple[np.ndarray, np.ndarray]:

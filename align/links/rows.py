@@ -9,10 +9,9 @@ at the step where it is the *input* (row k + 1), as in Kobayashi et al. (2020) a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
+from ..spec.alignspec import SPECIALS
 from ..spec.setting import SHIFTS
 from .decode import decode
 from .subwords import SPECIAL, aggregate_scores, n_words, subword_links_to_words
@@ -65,14 +64,3 @@ def token_scores_to_links(
     if level == "word-any":
         return subword_links_to_words(tok_links, src_words[keep_s], tgt_words[keep_t])
     raise ValueError(f"unknown level {level!r}; valid: word, subword, word-any")
-
-
-LEVELS = ("word", "subword", "word-any")
-SPECIALS = ("drop", "null")
-
-
-def check_choices(values: Sequence[str], valid: Sequence[str], what: str) -> None:
-    """Raise ValueError listing the valid names if any value is unknown."""
-    bad = [v for v in values if v not in valid]
-    if bad:
-        raise ValueError(f"unknown {what} {', '.join(bad)}; valid: {', '.join(valid)}")

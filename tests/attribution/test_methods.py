@@ -24,7 +24,8 @@ from align.attribution.methods import (  # noqa: E402
     register,
 )
 from align.attribution.norms import CrossAttentionLayer, FeedForwardBlock, LayerInputs, value_vectors  # noqa: E402
-from align.extraction.engine import AlignSpec  # noqa: E402
+from align.extraction.engine import check_spec  # noqa: E402
+from align.spec.alignspec import AlignSpec  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -88,7 +89,7 @@ def test_unknown_method_lists_the_valid_ones():
         lambda: check_methods(["norm", "grad"]),
         lambda: needs(["grad"]),
         lambda: layer_scores(_cross_inputs(_layer()), _layer(), ["grad"]),
-        lambda: AlignSpec(methods=("grad",)).validate(3, 4),
+        lambda: check_spec(AlignSpec(methods=("grad",)), 3, 4),
     ):
         with pytest.raises(ValueError, match="grad") as e:
             call()
@@ -172,7 +173,7 @@ def test_register_a_new_method_and_use_it():
         torch.testing.assert_close(out["attn-max"], expected)
         assert (out["attn-max"][1, 3:] == 0).all()
         assert set(out) == {"attn", "attn-max"}
-        AlignSpec(methods=("attn-max",)).validate(3, 4)  # the engine's checks see it too
+        check_spec(AlignSpec(methods=("attn-max",)), 3, 4)  # the engine's checks see it too
     finally:
         METHODS.pop("attn-max", None)
     assert "attn-max" not in METHODS
