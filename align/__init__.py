@@ -76,12 +76,14 @@ MOVED = {
     "align.aligner": "align.extraction.aligner",
     "align.shards": "align.extraction.shards",
     "align.outputs": "align.extraction.outputs",
-    "align.signature": "align.extraction.signature",
+    "align.signature": "align.spec.signature",
+    "align.extraction.signature": "align.spec.signature",
     "align.launch": "align.extraction.launch",
     "align.extract_cli": "align.cli.extract",
 }
-"""Module paths of release 0.1.0 that moved in 0.2.0, and where they are now: importing an old
-path still works in 0.2.x, with a DeprecationWarning naming the new one; the old paths go in 0.3.0."""
+"""Module paths of release 0.1.0 that moved in 0.2.0 (and ``align.extraction.signature``, moved after it), and
+where they are now: importing an old path still works in 0.2.x, with a DeprecationWarning naming the new one;
+the old paths go in 0.3.0."""
 
 
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):

@@ -4,33 +4,48 @@
   ``main`` builds is caught as it parses, so a script needs no extra entry point), and the fairseq
   plugin's task flags, read from its config dataclass;
 - ``results/``: ``benchmarks/results/`` as committed (tables, JSON, figures);
-- ``changelog.md``: ``CHANGELOG.md``.
+- ``changelog.md``: ``CHANGELOG.md``;
+- markers in a page, each replaced by what the code says when the page is built (:func:`expand`):
+  ``<!-- table: methods -->`` and ``<!-- table: method-needs -->`` from the method registry
+  (``align.attribution.methods``), ``<!-- table: test-sets -->`` from the gold test-set registry,
+  ``<!-- api: console-scripts -->`` one mkdocstrings section per module of setup.cfg's console scripts.
+
+The console scripts themselves (the CLI reference, the API page of their modules) are read from setup.cfg's
+``[options.entry_points]``, so a new command is documented by adding its entry point.
 """
 
 from __future__ import annotations
 
 import argparse
+import configparser
 import dataclasses
 import importlib
 import logging
 import os
+import re
 import sys
+from types import ModuleType
 from typing import Any
 
+from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-SCRIPTS = {
-    # console script: its main function (setup.cfg's entry points)
-    "align-eval": "eval.cli:main",
-    "align-view": "eval.view:main",
-    "align-extract": "align.cli.extract:main",
-    "align-merge": "align.cli.merge:main",
-    "align-symmetrize": "align.cli.symmetrize:main",
-    "align-calibrate": "align.cli.calibrate:main",
-}
+
+def console_scripts() -> dict[str, str]:
+    """setup.cfg's console scripts in its order: name -> ``module:function``."""
+    cfg = configparser.ConfigParser(interpolation=None)
+    cfg.read(os.path.join(ROOT, "setup.cfg"), encoding="utf-8")
+    out = {}
+    for line in cfg.get("options.entry_points", "console_scripts", fallback="").splitlines():
+        name, eq, target = line.partition("=")
+        if eq:
+            out[name.strip()] = target.strip()
+    if not out:
+        raise RuntimeError("setup.cfg names no console_scripts in [options.entry_points]")
+    return out
 
 
 class _Caught(Exception):
@@ -143,10 +158,121 @@ def cli_page() -> str:
         "`file:line: ...`), 2 usage (or, for `align-extract` without torch, the extra to install).",
         "",
     ]
-    for name, target in SCRIPTS.items():
+    for name, target in console_scripts().items():
         parts.append(parser_markdown(name, parser_of(target)))
     parts.append(plugin_markdown())
     return "\n".join(parts)
+
+
+# -- pages' markers: <!-- table: NAME --> and <!-- api: NAME -->, expanded from the code --------------------------
+
+MARKER = re.compile(r"^<!-- (table|api): (\S+) -->$", re.MULTILINE)
+
+
+def testsets_registry() -> ModuleType:
+    """The gold test-set registry (``names()``, ``get(name)``, ``listing()``), wherever this release keeps it."""
+    try:
+        return importlib.import_module("align.links.testsets")
+    except ModuleNotFoundError as e:
+        if e.name not in ("align.links", "align.links.testsets"):
+            raise
+        return importlib.import_module("align.gold.registry")
+
+
+def methods_registry() -> ModuleType | str:
+    """``align.attribution.methods``, or why it does not import (it needs torch, which the docs extra lacks)."""
+    try:
+        return importlib.import_module("align.attribution.methods")
+    except ModuleNotFoundError as e:
+        if (e.name or "").partition(".")[0] != "torch":
+            raise
+        return f"Not generated: `align.attribution.methods` does not import ({_cell(e)}); install torch to see it."
+
+
+def methods_table() -> str:
+    """One row per registered attribution method, in registry order."""
+    reg = methods_registry()
+    if isinstance(reg, str):
+        return reg
+    out = ["| method | what it scores | per head | needs | source |", "|---|---|---|---|---|"]
+    for m in reg.METHODS.values():
+        needs = ", ".join(f"`{n}`" for n in sorted(m.needs))
+        out.append(
+            f"| `{m.name}` | {_cell(m.description)} | {'yes' if m.per_head else ''} | {needs} | {_cell(m.cite)} |"
+        )
+    return "\n".join(out)
+
+
+def method_needs_table() -> str:
+    """What a method may declare it needs (``NEEDS``), and which registered methods need each."""
+    reg = methods_registry()
+    if isinstance(reg, str):
+        return reg
+    out = ["| need | what the engine then computes or records | needed by |", "|---|---|---|"]
+    for need, what in reg.NEEDS.items():
+        users = ", ".join(f"`{m.name}`" for m in reg.METHODS.values() if need in m.needs)
+        out.append(f"| `{need}` | {_cell(what)} | {users} |")
+    return "\n".join(out)
+
+
+def testsets_table() -> str:
+    """One row per named gold test set, from the registry's ``listing()``."""
+    out = [
+        "| name | languages | pairs | sure / possible | shipped | what it is | licence |",
+        "|---|---|---:|---:|---|---|---|",
+    ]
+    for r in testsets_registry().listing():
+        out.append(
+            f"| `{r['name']}` | {r['langs']} | {r['pairs']} | {r['sure']} / {r['possible']} | "
+            f"{'yes' if r['shipped'] else 'no'} | {_cell(r['title'])} | {_cell(r['licence'])} |"
+        )
+    return "\n".join(out)
+
+
+def console_scripts_api() -> str:
+    """One mkdocstrings section per module that setup.cfg's console scripts run, under the scripts' names."""
+    modules: dict[str, list[str]] = {}
+    for name, target in console_scripts().items():
+        modules.setdefault(target.partition(":")[0], []).append(name)
+    out = []
+    for module, names in modules.items():
+        out += [
+            f"## {', '.join(f'`{n}`' for n in names)}",
+            "",
+            f"::: {module}",
+            "    options:",
+            "      heading_level: 3",
+            "",
+        ]
+    return "\n".join(out)
+
+
+EXPANSIONS = {
+    ("table", "methods"): methods_table,
+    ("table", "method-needs"): method_needs_table,
+    ("table", "test-sets"): testsets_table,
+    ("api", "console-scripts"): console_scripts_api,
+}
+
+
+def expand(markdown: str) -> str:
+    """The page with every marker replaced by what it stands for; an unknown marker is an error."""
+
+    def one(m: re.Match[str]) -> str:
+        make = EXPANSIONS.get((m.group(1), m.group(2)))
+        if make is None:
+            valid = ", ".join(f"<!-- {k}: {n} -->" for k, n in EXPANSIONS)
+            raise ValueError(f"unknown marker {m.group(0)}; valid: {valid}")
+        return make()
+
+    return MARKER.sub(one, markdown)
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
+    try:
+        return expand(markdown)
+    except ValueError as e:
+        raise PluginError(f"{page.file.src_uri}: {e}") from None
 
 
 def on_files(files: Files, config: Any) -> Files:

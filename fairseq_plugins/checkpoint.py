@@ -470,7 +470,7 @@ def fairseq_checkpoint(model: str | os.PathLike) -> str:
     + ``model_config.json`` into :func:`cache_dir`, named by the sha256 of both and verified by the
     sha256 of the ``.pt`` it wrote (rewritten when it does not match). For ``fairseq-train
     --restore-file`` and tools without the plugin; the plugin and align-extract take the folder."""
-    from align.extraction.signature import file_digest, files_digest
+    from align.spec.signature import file_digest, files_digest
 
     path = resolve_model_path(model)
     if not is_safe_format(path):

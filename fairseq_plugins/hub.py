@@ -96,7 +96,7 @@ class NormAligner(Aligner):
 
     def identity(self) -> dict:
         """A sha256 over the model's weights, config, dictionaries and SentencePiece model."""
-        from align.extraction.signature import files_digest
+        from align.spec.signature import files_digest
 
         return {"path": self.model_path, "sha256": files_digest(self.model_files())} if self.model_path else {}
 

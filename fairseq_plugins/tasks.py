@@ -344,9 +344,9 @@ class TranslationNormAlignTask(TranslationTask):
         return lines[sid].split()
 
     def run_signature(self, spec: AlignSpec, sentences: int) -> dict:
-        """What makes this dump (align.extraction.signature): the model's files, the binarized data, the settings."""
+        """What makes this dump (align.spec.signature): the model's files, the binarized data, the settings."""
         from align import __version__
-        from align.extraction.signature import files_digest
+        from align.spec.signature import Signature, files_digest, spec_settings
 
         path = checkpoint.last_loaded()
         model = {"sha256": files_digest(checkpoint.model_files(path))} if path else {}
@@ -357,22 +357,14 @@ class TranslationNormAlignTask(TranslationTask):
             for n in sorted(os.listdir(d))
             if n.startswith(f"{self.subset}.") or n.startswith("dict.")
         ]
-        return {
-            "version": __version__,
-            "model": model,
-            "input": {"sha256": files_digest(data), "sentences": sentences, "subset": self.subset},
-            "settings": {
-                "methods": list(spec.methods),
-                "layers": list(spec.layers),
-                "shifts": list(spec.shifts),
-                "level": spec.level,
-                "decoder": spec.decoder,
-                "decoder_options": dict(spec.decoder_options),
-                "specials": spec.specials_policy,
-                "subwords": self.scheme,
-                "alignment_text": bool(self.cfg.alignment_text),
-            },
-        }
+        settings = spec_settings(spec, heads=False)
+        settings.update(subwords=self.scheme, alignment_text=bool(self.cfg.alignment_text))
+        return Signature(
+            model=model,
+            input={"sha256": files_digest(data), "sentences": sentences, "subset": self.subset},
+            settings=settings,
+            version=__version__,
+        ).as_dict()
 
     def lowercased_model(self) -> bool:
         """Whether the model being run records lowercased training text (its model_config.json)."""

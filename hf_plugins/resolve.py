@@ -18,7 +18,7 @@ import re
 import warnings
 
 from align.extraction.adapters import HF_POST_LN, HF_PRE_LN, UnsupportedModelError
-from align.extraction.signature import files_digest
+from align.spec.signature import files_digest
 
 HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<rev>[^\s@]+))?$")
 PATTERNS = ["*.json", "*.safetensors", "*.model", "*.spm", "*.txt", "*.tiktoken", "vocab*", "merges*"]

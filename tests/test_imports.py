@@ -96,7 +96,7 @@ def test_text_layer_and_eval_load_no_torch():
 def test_merging_shards_needs_no_torch():
     mods = _loaded(
         "import align.cli.merge, align.extraction.shards, align.extraction.outputs, "
-        "align.extraction.signature, align.extraction.launch"
+        "align.spec.signature, align.extraction.launch"
     )
     assert '"torch"' not in mods
 

@@ -24,6 +24,7 @@ from ..links import testsets
 from ..links.calibration import CORRUPTIONS, corrupt, fit_calibration, write_calibration
 from ..links.console import console_main
 from ..links.formats import FORMATS, AlignmentFormatError, check_links_in_range, read_alignments, read_text_pairs
+from ..spec.signature import identity_fields
 from .extract import LOADERS, _one_line, _quiet, framework_of, load_aligner, run_naming_extras
 
 FOLDS = ("all", "odd", "even")
@@ -182,10 +183,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
         fit_pairs = [pairs[k] for k in fit]
         negatives = [m for kind in CORRUPTIONS for m in both(corrupt(fit_pairs, kind, args.seed))]
         cells = [gold_cells(gold, k, *mats[k][0].shape) for k in range(len(pairs))]
-        identity = {k: v for k, v in aligner.identity().items() if k != "path"}
+        identity = identity_fields(aligner.identity())
         setting = calibration_setting(spec, args.method, args.layer, args.shift)
         if reverse is not None:
-            setting["reverse_model"] = {k: v for k, v in reverse.identity().items() if k != "path"}
+            setting["reverse_model"] = identity_fields(reverse.identity())
         cal = fit_calibration(
             [mats[k] for k in fit],
             [cells[k] for k in fit],

@@ -30,12 +30,12 @@ import numpy as np
 from .. import __version__
 from ..extraction.launch import LaunchError, shard_from_env
 from ..extraction.outputs import OutputExistsError, check_destination, clean_stale, publishing
-from ..extraction.signature import short
 from ..links.console import console_main
 from ..links.formats import format_links
 from ..links.inputs import InputError, PairReader, count_lines
 from ..spec.alignspec import LEVELS, SPECIALS
 from ..spec.setting import SHIFTS, Blend, base_name, combined_file, reverse_file
+from ..spec.signature import Signature, identity_fields, short, spec_settings
 from .extras import install_hint, missing_module
 
 # Framework loaders by name, imported only when used: align/ never imports fairseq or transformers.
@@ -545,7 +545,7 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
 
         try:
             cal = read_calibration(args.calibration)
-            cal.check({k: v for k, v in aligner.identity().items() if k != "path"}, cal.setting, args.calibration)
+            cal.check(identity_fields(aligner.identity()), cal.setting, args.calibration)
         except CalibrationError as e:
             print(f"align-extract: {e}", file=sys.stderr)
             return 1
@@ -562,7 +562,7 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
         reverse, rspec = None, None
         if args.reverse is not None:
             reverse = args.reverse[0]
-            got = {k: v for k, v in reverse.identity().items() if k != "path"}
+            got = identity_fields(reverse.identity())
             if got != cal.setting.get("reverse_model"):
                 print(
                     f"align-extract: {args.calibration}: fitted with reverse model "
@@ -693,9 +693,7 @@ def _load_reverse(ap, args, aligner, spec, kwargs: dict, opts: dict):
             file=sys.stderr,
         )
         return 1
-    same = {k: v for k, v in reverse.identity().items() if k != "path"} == {
-        k: v for k, v in aligner.identity().items() if k != "path"
-    }
+    same = identity_fields(reverse.identity()) == {k: v for k, v in aligner.identity().items() if k != "path"}
     if same and (None in (fs, ft) or (fs, ft) == (rs, rt)):
         print(
             f"align-extract: --reverse-model {path} is the --model itself with no languages to swap: it would "
@@ -823,48 +821,37 @@ def _one_line(e: BaseException) -> str:
     return text if text else type(e).__name__
 
 
-def signature(aligner, spec, args, reader: PairReader) -> dict:
-    """Everything that changes this run's output: :mod:`align.extraction.signature`."""
-    identity = aligner.identity() if hasattr(aligner, "identity") else {}
-    sig: dict[str, Any] = {
-        "version": __version__,
-        "model": {k: v for k, v in identity.items() if k != "path"},
-        "input": {
-            "sha256": reader.sha256,
-            "lines": reader.lines,
-            **({"test_set": args.test_set_signature} if getattr(args, "test_set_signature", None) else {}),
-        },
-        "settings": {
-            "methods": list(spec.methods),
-            "layers": list(spec.layers),
-            "shifts": list(spec.shifts),
-            "heads": list(spec.heads) if spec.heads else "all",
-            "level": spec.level,
-            "decoder": spec.decoder,
-            "decoder_options": dict(spec.decoder_options),
-            "specials": spec.specials_policy,
-            "preprocessing": aligner.preprocessing(),
-            "translate": {"beam": args.beam} if args.translate else False,
-            "truncate": args.truncate,
-            "dtype": args.dtype,
-            "device": args.device.split(":")[0],
-            # True for 8-bit files (as before --scores-precision existed), else the precision's name
-            "save_scores": _precision_of(args) if args.save_scores else False,
-            "src_lang": args.src_lang,
-            "tgt_lang": args.tgt_lang,
-            "calibration": _calibration_signature(args),
-        },
-    }
-    if spec.blends:  # only then: a run without blends keeps its signature
-        sig["settings"]["blends"] = [base_name(b) for b in spec.blends]
+def signature(aligner, spec, args, reader: PairReader) -> Signature:
+    """Everything that changes this run's output: :mod:`align.spec.signature`."""
+    settings = spec_settings(spec)
+    blends = settings.pop("blends", None)
+    settings.update(
+        preprocessing=aligner.preprocessing(),
+        translate={"beam": args.beam} if args.translate else False,
+        truncate=args.truncate,
+        dtype=args.dtype,
+        device=args.device.split(":")[0],
+        # True for 8-bit files (as before --scores-precision existed), else the precision's name
+        save_scores=_precision_of(args) if args.save_scores else False,
+        src_lang=args.src_lang,
+        tgt_lang=args.tgt_lang,
+        calibration=_calibration_signature(args),
+    )
+    if blends:
+        settings["blends"] = blends
+    reverse_model = None
     if getattr(args, "reverse", None) is not None:  # only then: one direction's signature stays as it was
         reverse = args.reverse[0]
-        sig["reverse_model"] = {
-            **{k: v for k, v in reverse.identity().items() if k != "path"},
-            "preprocessing": reverse.preprocessing(),
-        }
-        sig["settings"]["combine"] = {"combinations": list(args.combos), "threshold": args.combine_threshold}
-    return sig
+        reverse_model = {**identity_fields(reverse.identity()), "preprocessing": reverse.preprocessing()}
+        settings["combine"] = {"combinations": list(args.combos), "threshold": args.combine_threshold}
+    test_set = getattr(args, "test_set_signature", None)
+    return Signature(
+        model=identity_fields(aligner.identity() if hasattr(aligner, "identity") else {}),
+        input={"sha256": reader.sha256, "lines": reader.lines, **({"test_set": test_set} if test_set else {})},
+        settings=settings,
+        version=__version__,
+        reverse_model=reverse_model,
+    )
 
 
 def _precision_of(args) -> str | bool:
@@ -886,7 +873,7 @@ def _calibration_signature(args) -> dict | bool:
         "sha256": digest,
         "prob_threshold": args.prob_threshold,
         "sentence_scores": args.sentence_scores,
-        "reverse_model": {k: v for k, v in reverse.identity().items() if k != "path"} if reverse else None,
+        "reverse_model": identity_fields(reverse.identity()) if reverse else None,
         "fitted_on": args.calibrated[1].fitted_on if getattr(args, "calibrated", None) else None,
     }
 
@@ -1020,7 +1007,7 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
             if bar is not None:
                 bar.update(len(chunk))
         stats["lines"] = reader.lines
-        stats["signature"] = signature(aligner, spec, args, reader)
+        stats["signature"] = signature(aligner, spec, args, reader).as_dict()
         if dest is not None:
             from ..extraction.shards import shard_manifest, write_manifest
 

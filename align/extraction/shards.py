@@ -5,7 +5,7 @@ and publishes them as the folder ``DIR/merged/`` (standard library only).
 A shard is ``DIR/shard-K-of-N/`` holding ``manifest.json`` and one file per setting whose lines are
 ``ID<TAB>payload`` (0-based global sentence ids, ascending; the payload is the line an unsharded run
 writes). The manifest names the shard, the corpus size, the files and the run's signature (model,
-input, settings, version: :mod:`align.extraction.signature`); shards whose signatures differ are refused, naming
+input, settings, version: :mod:`align.spec.signature`); shards whose signatures differ are refused, naming
 the field. Merging streams: memory holds one line per shard, whatever the corpus size.
 """
 
@@ -20,8 +20,8 @@ import time
 from collections.abc import Iterator
 from typing import IO
 
+from ..spec.signature import differing
 from .outputs import OutputExistsError, _host, clean_stale, lock, publishing
-from .signature import differing
 
 _SHARD = re.compile(r"^shard-(\d+)-of-(\d+)$")
 MERGED = "merged"
