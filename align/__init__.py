@@ -1,13 +1,16 @@
-"""Word alignments from translation models, in four layers that the folders show:
+"""Word alignments from translation models, in layers that the folders show:
 
-- :mod:`align.links`: links, file formats, subword-to-word maps, decoders, symmetrization, the
-  readers of text input (standard library and numpy; never torch);
+- :mod:`align.spec`: a setting, a blend, what a run computes and its signature (standard library);
+- :mod:`align.links`: links, subword-to-word maps, decoders, symmetrization, combinations, blends;
+  :mod:`align.io`: files (alignments, text, compressed input, score files, atomic writes);
+  :mod:`align.gold`: the gold test sets by name; :mod:`align.confidence`: link probabilities
+  (standard library and numpy; never torch);
 - :mod:`align.attribution`: the attribution math and the method registry (torch, no framework);
 - :mod:`align.extraction`: the engine, the adapters' interface, the Python API, shards and output
   folders (torch for the engine; never fairseq or transformers);
 - :mod:`align.cli`: the console scripts' ``main`` functions (argparse, printing, exit codes).
 
-Importing ``align`` loads the numpy layer only. Convention everywhere: links are 0-based
+Importing ``align`` loads the numpy layers only. Convention everywhere: links are 0-based
 ``(src, tgt)``; score matrices are ``(tgt_len, src_len)``.
 """
 
@@ -17,24 +20,26 @@ import importlib.util
 import sys
 import warnings
 
-from .links import (
-    DECODERS,
+from .io import (
     FORMATS,
-    SYMMETRIZERS,
-    WORD_MAPS,
     AlignmentFormatError,
-    Alignments,
     LineCountError,
     LinkRangeError,
-    aggregate_scores,
-    decode,
     read_alignments,
     read_text_pairs,
+    write_alignments,
+)
+from .links import (
+    DECODERS,
+    SYMMETRIZERS,
+    WORD_MAPS,
+    Alignments,
+    aggregate_scores,
+    decode,
     subword_links_to_words,
     symmetrize,
     symmetrize_corpus,
     word_map,
-    write_alignments,
 )
 
 __all__ = [
@@ -61,13 +66,13 @@ __version__ = "0.2.0"
 signatures and manifests record it."""
 
 MOVED = {
-    "align.formats": "align.links.formats",
+    "align.formats": "align.io",
     "align.subwords": "align.links.subwords",
     "align.decode": "align.links.decode",
     "align.symmetrize": "align.links.symmetrize",
     "align.extract": "align.links.rows",
-    "align.softscores": "align.links.softscores",
-    "align.inputs": "align.links.inputs",
+    "align.softscores": "align.io.softscores",
+    "align.inputs": "align.io.inputs",
     "align.norms": "align.attribution.norms",
     "align.contrib": "align.attribution.contrib",
     "align.methods": "align.attribution.methods",
@@ -78,11 +83,17 @@ MOVED = {
     "align.outputs": "align.extraction.outputs",
     "align.signature": "align.spec.signature",
     "align.extraction.signature": "align.spec.signature",
+    "align.links.formats": "align.io",
+    "align.links.inputs": "align.io.inputs",
+    "align.links.softscores": "align.io.softscores",
+    "align.links.console": "align.io.console",
+    "align.links.testsets": "align.gold.testsets",
+    "align.links.calibration": "align.confidence.calibration",
     "align.launch": "align.extraction.launch",
     "align.extract_cli": "align.cli.extract",
 }
-"""Module paths of release 0.1.0 that moved in 0.2.0 (and ``align.extraction.signature``, moved after it), and
-where they are now: importing an old path still works in 0.2.x, with a DeprecationWarning naming the new one;
+"""Module paths of release 0.1.0 that moved in 0.2.0 (and those of 0.2.0 that moved after it: the signature,
+the file layer, the gold sets and the calibration), and where they are now: importing an old path still works in 0.2.x, with a DeprecationWarning naming the new one;
 the old paths go in 0.3.0."""
 
 

@@ -25,7 +25,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from align.links import testsets  # noqa: E402
+from align.gold import testsets  # noqa: E402
 from eval.experiment import folds_of, held_out_choice, load_gold, score_all  # noqa: E402
 from eval.grid import best, layer_rows, parse_name  # noqa: E402
 from eval.metrics import score_counts  # noqa: E402

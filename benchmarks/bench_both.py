@@ -26,9 +26,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from align.cli.extract import main as extract  # noqa: E402
-from align.links.formats import write_text_atomic  # noqa: E402
+from align.io.atomic import write_text_atomic  # noqa: E402
 
-HANSARDS = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.src-tgt")
+HANSARDS = os.path.join(ROOT, "align", "gold", "sets", "enfr_hansards", "enfr.src-tgt")
 
 
 def corpus(path: str, n: int) -> str:

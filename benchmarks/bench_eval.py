@@ -219,7 +219,7 @@ def main(argv=None) -> int:
         return 0
     if args.lilt_aer and not os.path.isfile(args.lilt_aer):
         ap.error(f"--lilt-aer {args.lilt_aer}: no such file")
-    from align.links.formats import shared_data_dir
+    from align.gold.testsets import shared_data_dir
 
     shared = args.shared or shared_data_dir()
     ok = True

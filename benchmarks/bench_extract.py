@@ -24,7 +24,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-HANSARDS = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.src-tgt")
+HANSARDS = os.path.join(ROOT, "align", "gold", "sets", "enfr_hansards", "enfr.src-tgt")
 METHODS = ["attn", "norm", "alti", "value-zeroing", "attn-res-ln-ff"]
 
 # One align-extract process, reporting its own peak RSS (ru_maxrss is KiB on Linux).

@@ -18,7 +18,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from align.links.formats import read_text_pairs  # noqa: E402
+from align.io.text import read_text_pairs  # noqa: E402
 from fairseq_plugins.pipeline import binarize  # noqa: E402
 
 
@@ -45,7 +45,7 @@ def interleaved(cmds: dict[str, list[str]], repeat: int) -> dict[str, tuple[list
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model-dir", default=os.path.join(ROOT, "data", "models", "enfr"))
-    ap.add_argument("--gold-dir", default=os.path.join(ROOT, "align", "links", "gold", "enfr_hansards"))
+    ap.add_argument("--gold-dir", default=os.path.join(ROOT, "align", "gold", "sets", "enfr_hansards"))
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=32)
     args = ap.parse_args(argv)

@@ -112,7 +112,7 @@ def main(argv=None) -> int:
         t = timed(lambda methods=methods: score_pairs(model, adapter, src, tgt, d.pad(), methods, layers))
         print(f"forward + {'+'.join(methods)} for all {args.layers} layers: {1e3 * t:.1f} ms = {t / base:.2f}x")
     if args.rwth:
-        from align.links.formats import read_text_pairs
+        from align.io.text import read_text_pairs
 
         pairs = read_text_pairs(args.rwth)
         g2 = torch.Generator().manual_seed(2)

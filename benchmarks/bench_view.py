@@ -33,12 +33,14 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import numpy as np  # noqa: E402
 
+from align.io.formats import read_alignments, write_alignments  # noqa: E402
+from align.io.lines import read_lines  # noqa: E402
+from align.io.softscores import write_scores  # noqa: E402
+from align.io.text import read_text_pairs  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
-from align.links.formats import read_alignments, read_lines, read_text_pairs, write_alignments  # noqa: E402
-from align.links.softscores import write_scores  # noqa: E402
 from eval.view import main as view_main  # noqa: E402
 
-HANSARDS = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards")
+HANSARDS = os.path.join(ROOT, "align", "gold", "sets", "enfr_hansards")
 TARGET_S = 2.0
 
 

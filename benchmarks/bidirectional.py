@@ -19,7 +19,7 @@ pooled: every sentence's links come from settings chosen without it. Families of
   shares; by default every AWI setting with every AWO setting, ``--blends``), combined and decoded as ``soft``:
   what ``align-extract --reverse-model --blend B --combine C`` writes as ``B.C.align``;
 - ``both``: hard and soft together; ``any``: every family above (one direction may win);
-- ``calibrated``: a bidirectional link-probability model (:mod:`align.links.calibration`) fitted on the other
+- ``calibrated``: a bidirectional link-probability model (:mod:`align.confidence.calibration`) fitted on the other
   half's gold links for each setting, cells with p >= a cutoff (setting and cutoff chosen on that half);
   ``calibrated-forward``: the same with the forward model's scores alone. Both learn from gold links (25 and
   13 weights, on half the sentences): a supervised step the other families do not take.
@@ -28,7 +28,7 @@ Bootstrap 95% intervals over sentences, and paired bootstrap tests (same sentenc
 pooled held-out AER against eflomal's forward, reverse, intersect and grow-diag-final-and
 (``benchmarks/eflomal_baseline.py`` writes their links) and against the published Mgiza output where
 ``../shared/data/system_outputs`` has it. The 8-bit score files' cost: the soft search re-run on matrices
-quantized as ``align.links.softscores`` stores them (the hard families keep the float matrices' argmax links).
+quantized as ``align.io.softscores`` stores them (the hard families keep the float matrices' argmax links).
 
 Usage:
   python benchmarks/bidirectional.py -t rwth --forward data/models/deen --reverse data/models/ende --name bidirectional_rwth
@@ -50,10 +50,12 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from align.gold.testsets import shared_data_dir  # noqa: E402
+from align.io.atomic import write_text_atomic  # noqa: E402
+from align.io.formats import read_alignments  # noqa: E402
+from align.io.softscores import quantize_scores  # noqa: E402
 from align.links.combine import COMBINERS, combine_scores  # noqa: E402
 from align.links.decode import decode_argmax, decode_intersect, decode_itermax, row_shares  # noqa: E402
-from align.links.formats import read_alignments, shared_data_dir, write_text_atomic  # noqa: E402
-from align.links.softscores import quantize_scores  # noqa: E402
 from align.links.symmetrize import SYMMETRIZERS  # noqa: E402
 from align.spec.setting import Blend, Setting, base_name, is_blend  # noqa: E402
 from eval.experiment import folds_of, held_out_choice, load_gold  # noqa: E402
@@ -213,11 +215,11 @@ def soft_counts(prefix: str, fwd: list, rev: list, counter: Counter, shapes: lis
 
 def calibrated(fwd: dict, rev: dict, gold, counter: Counter, n: int, both: bool = True) -> dict[str, Any]:
     """The ``calibrated`` family: per half, for each setting (the same method, layer and shift in both
-    directions), a bidirectional cell model (:mod:`align.links.calibration`: both matrices' features and
+    directions), a bidirectional cell model (:mod:`align.confidence.calibration`: both matrices' features and
     NULL mass) fitted on the other half's gold cells; the setting and probability cutoff with the lowest AER
     on that other half are then scored on this half. Returns the pooled counts and the choices. ``both=False``:
     the forward model's features alone (``calibrated-forward``, the one-direction counterpart)."""
-    from align.links.calibration import CELL_FEATURES, REVERSE_FEATURES, cell_features, fit_logistic, pair_features
+    from align.confidence.calibration import CELL_FEATURES, REVERSE_FEATURES, cell_features, fit_logistic, pair_features
     from eval.experiment import subset
 
     folds = folds_of(n, 2)
@@ -353,10 +355,11 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--limit", type=int, default=0)
-    ap.add_argument("--shared", default=shared_data_dir())
+    ap.add_argument("--shared", help="the shared data folder (default $NORM_ALIGN_SHARED)")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results"))
     ap.add_argument("--name", help="default bidirectional_<test set>")
     args = ap.parse_args(argv)
+    args.shared = shared_data_dir(args.shared)
     name = args.name or f"bidirectional_{args.test_set}"
     t0 = time.time()
     pairs, gold = load_gold(args.test_set, args.limit, args.testsets_dir)

@@ -31,10 +31,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from align.cli.calibrate import calibration_setting, gold_cells  # noqa: E402
-from align.links import testsets  # noqa: E402
+from align.confidence.calibration import CORRUPTIONS, corrupt, fit_calibration  # noqa: E402
+from align.gold import testsets  # noqa: E402
+from align.io.atomic import write_text_atomic  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
-from align.links.calibration import CORRUPTIONS, corrupt, fit_calibration  # noqa: E402
-from align.links.formats import write_text_atomic  # noqa: E402
 from align.spec.setting import Setting  # noqa: E402
 from eval.experiment import folds_of  # noqa: E402
 from eval.metrics import expected_calibration_error, reliability, roc_auc, score_corpus, score_sentences, spearman  # noqa: E402

@@ -22,14 +22,11 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from align.gold.testsets import shared_data_dir
+from align.io.atomic import write_text_atomic
+from align.io.formats import read_alignments, write_alignments
+from align.io.text import read_text_pairs
 from align.links.alignments import Alignments  # noqa: E402
-from align.links.formats import (  # noqa: E402
-    read_alignments,
-    read_text_pairs,
-    shared_data_dir,
-    write_alignments,
-    write_text_atomic,
-)
 from align.links.symmetrize import symmetrize_corpus  # noqa: E402
 from eval.metrics import bootstrap_ci, count_matches, score_counts  # noqa: E402
 
@@ -59,9 +56,10 @@ def main(argv=None) -> int:
         default=20,
         help="copies of the test sentences in the training text (20: as our NMT models; 1: lilt)",
     )
-    ap.add_argument("--shared", default=shared_data_dir())
+    ap.add_argument("--shared", help="the shared data folder (default $NORM_ALIGN_SHARED)")
     ap.add_argument("--out", help="default benchmarks/results/eflomal_<pair>_x<N>.json")
     args = ap.parse_args(argv)
+    args.shared = shared_data_dir(args.shared)
     if args.test_repeat < 1:
         ap.error("--test-repeat must be at least 1 (the test sentences must be in the text to be aligned)")
     out = args.out or os.path.join(ROOT, "benchmarks", "results", f"eflomal_{args.pair}_x{args.test_repeat}.json")

@@ -59,9 +59,9 @@ def _normalise(path: str, data: bytes, work: str) -> bytes:
 
 def produce(work: str) -> dict[str, str]:
     """Run every command into ``work``; {relative path: sha256} of every file written."""
-    from align.links.formats import read_text_pairs
+    from align.io.text import read_text_pairs
 
-    shipped = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr")
+    shipped = os.path.join(ROOT, "align", "gold", "sets", "enfr_hansards", "enfr")
     pairs = read_text_pairs(shipped + ".src-tgt")[:N]
     text, gold = os.path.join(work, "pairs.txt"), os.path.join(work, "gold.talp")
     with open(text, "w", encoding="utf-8") as f:
@@ -81,13 +81,17 @@ def produce(work: str) -> dict[str, str]:
     )
     _run(ex + ["--model", ENFR, *common, "--out", f"{work}/scores8", "--methods", "norm,alti", "--save-scores"], ROOT)
     _run(
-        ex + ["--model", ENFR, *common, "--out", f"{work}/decoders", "--methods", "norm", "--layers", "0"]
+        ex
+        + ["--model", ENFR, *common, "--out", f"{work}/decoders", "--methods", "norm", "--layers", "0"]
         + ["--decoder", "threshold", "--threshold", "0.3", "--specials", "null", "--level", "word-any"],
         ROOT,
     )
     # 2. one setting printed
-    _run(ex + ["--model", ENFR, *common, "--methods", "alti", "--layers", "0", "--format", "json"], ROOT,
-         stdout=f"{work}/printed.txt")
+    _run(
+        ex + ["--model", ENFR, *common, "--methods", "alti", "--layers", "0", "--format", "json"],
+        ROOT,
+        stdout=f"{work}/printed.txt",
+    )
     # 3. calibration, then probabilities and sentence scores
     _run(
         _tool("align-calibrate")
@@ -97,7 +101,8 @@ def produce(work: str) -> dict[str, str]:
         stdout=f"{work}/calibrate.stdout",
     )
     _run(
-        ex + ["--model", ENFR, "--reverse-model", FREN, *common, "--out", f"{work}/calibrated"]
+        ex
+        + ["--model", ENFR, "--reverse-model", FREN, *common, "--out", f"{work}/calibrated"]
         + ["--methods", "norm", "--layers", "0", "--calibration", f"{work}/cal.json", "--prob-threshold", "0.5"]
         + ["--sentence-scores"],
         ROOT,
@@ -105,7 +110,8 @@ def produce(work: str) -> dict[str, str]:
     # 4. shards, merged
     for k in (0, 1):
         _run(
-            ex + ["--model", ENFR, "--reverse-model", FREN, *common, "--out", f"{work}/sharded", "--shard", f"{k}/2"]
+            ex
+            + ["--model", ENFR, "--reverse-model", FREN, *common, "--out", f"{work}/sharded", "--shard", f"{k}/2"]
             + ["--methods", "norm,alti", "--layers", "0,2", "--blend", "alti-awi-layer0+norm-awo-layer2"],
             ROOT,
         )
@@ -128,8 +134,10 @@ def produce(work: str) -> dict[str, str]:
         ROOT,
         stdout=f"{work}/hf.stdout",
     )
-    _run(ex + ["--model", f"{work}/hf", *common, "--out", f"{work}/hfout", "--methods", "norm,alti", "--layers", "0"],
-         ROOT)
+    _run(
+        ex + ["--model", f"{work}/hf", *common, "--out", f"{work}/hfout", "--methods", "norm,alti", "--layers", "0"],
+        ROOT,
+    )
     # 7. align-eval, align-symmetrize, align-view
     hyps = [f"{work}/all/alti-awi-layer0.align", f"{work}/all/alti-awi-layer0.reverse.align"]
     _run(
@@ -143,7 +151,8 @@ def produce(work: str) -> dict[str, str]:
         stdout=f"{work}/symmetrized.align",
     )
     _run(
-        _tool("align-view") + [text, "--gold", gold, hyps[0], f"{work}/all/alti-awi-layer0.gmean-threshold.align"]
+        _tool("align-view")
+        + [text, "--gold", gold, hyps[0], f"{work}/all/alti-awi-layer0.gmean-threshold.align"]
         + ["-o", f"{work}/view.html"],
         ROOT,
     )

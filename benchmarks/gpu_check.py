@@ -22,7 +22,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from align.links.formats import read_text_pairs  # noqa: E402
+from align.io.text import read_text_pairs  # noqa: E402
 
 METHODS = ["attn", "norm", "attn-res-ln", "attn-res-ln-ff", "alti", "alti-rollout", "value-zeroing"]
 
@@ -52,7 +52,7 @@ def engine_run(model_dir: str, pairs, device: str, dtype) -> tuple[dict, float]:
 
 
 def plugin_run(model_dir: str, data: str, text: str, device: str, fp16: bool, work: str) -> tuple[dict, float]:
-    from align.links.formats import read_alignments
+    from align.io.formats import read_alignments
     from fairseq_plugins.pipeline import generate_command
 
     dump = tempfile.mkdtemp(dir=work)
@@ -81,7 +81,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--model-dir", default=os.path.join(ROOT, "data", "models", "enfr"))
-    ap.add_argument("--gold-dir", default=os.path.join(ROOT, "align", "links", "gold", "enfr_hansards"))
+    ap.add_argument("--gold-dir", default=os.path.join(ROOT, "align", "gold", "sets", "enfr_hansards"))
     ap.add_argument("--limit", type=int, default=447)
     ap.add_argument("--bench-pairs", type=int, default=8192, help="pairs of bench_extract's speed part (0 skips it)")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "gpu.md"))

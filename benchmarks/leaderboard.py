@@ -1,5 +1,5 @@
 """What the field gets, reproduced: every published system output in ``../shared/data/system_outputs`` scored
-against its named test set (``align.links.testsets``), beside the figure its authors printed.
+against its named test set (``align.gold.testsets``), beside the figure its authors printed.
 
 Writes ``benchmarks/results/leaderboard.md`` and ``leaderboard.json``: one table per test set (system,
 direction or symmetrization, AER, P, R, ours beside the published AER and where it was printed), and a
@@ -20,8 +20,10 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from align.links import testsets  # noqa: E402
-from align.links.formats import read_alignments, shared_data_dir, write_text_atomic  # noqa: E402
+from align.gold import testsets  # noqa: E402
+from align.gold.testsets import shared_data_dir  # noqa: E402
+from align.io.atomic import write_text_atomic  # noqa: E402
+from align.io.formats import read_alignments  # noqa: E402
 from eval.metrics import score_corpus  # noqa: E402
 
 LILT = "lilt/alignment-scripts@4da9bbf"
@@ -270,13 +272,15 @@ def format_markdown(rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--outputs", default=os.path.join(shared_data_dir(), "system_outputs"))
+    ap.add_argument("--outputs", help="system outputs folder (default $NORM_ALIGN_SHARED/system_outputs)")
     ap.add_argument(
         "--testsets-dir",
         help="folder of the sets that are not shipped (default $NORM_ALIGN_TESTSETS, else ../shared/data/gold)",
     )
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "leaderboard"))
     args = ap.parse_args(argv)
+    if args.outputs is None:
+        args.outputs = os.path.join(shared_data_dir(), "system_outputs")
     rows = score_rows(args.outputs, args.testsets_dir)
     if not rows:
         print(f"leaderboard: no system output scored (--outputs {args.outputs})", file=sys.stderr)

@@ -7,7 +7,7 @@ eflomal on equal data and to other systems' outputs. Writes ``OUT/NAME.{md,json}
 Usage: python benchmarks/rwth_experiment.py [-t rwth] [--testsets-dir DIR]
            [--forward data/models/deen] [--reverse data/models/ende] [--out benchmarks/results] [--limit N]
 
-The gold text and links are the named test set's (``align.links.testsets``; RWTH from ``--testsets-dir``,
+The gold text and links are the named test set's (``align.gold.testsets``; RWTH from ``--testsets-dir``,
 ``$NORM_ALIGN_TESTSETS`` or ``../shared/data/gold``, checksums verified); the RWTH set is never copied
 into the project. ``--forward`` translates the gold's first side into its second,
 ``--reverse`` the other way; a missing model directory is reported and its direction left out.
@@ -26,9 +26,10 @@ from collections.abc import Callable
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from align.links import testsets  # noqa: E402
+from align.gold import testsets  # noqa: E402
+from align.gold.testsets import shared_data_dir  # noqa: E402
+from align.io.formats import read_alignments  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
-from align.links.formats import read_alignments, shared_data_dir  # noqa: E402
 from align.links.symmetrize import symmetrize_corpus  # noqa: E402
 from eval.cli import plot_heatmap  # noqa: E402
 from eval.experiment import folds_of, held_out_choice, holm, load_gold, score_all  # noqa: E402
@@ -564,14 +565,14 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--testsets-dir",
         help="folder of the sets that are not shipped, e.g. your copy of the RWTH set "
-        "as DIR/deen_rwth/deen.{src-tgt,gold} (default $NORM_ALIGN_TESTSETS, else ../shared/data/gold)",
+        "as DIR/deen_rwth/deen.{src-tgt,gold} (default $NORM_ALIGN_TESTSETS, else $NORM_ALIGN_SHARED/gold)",
     )
     ap.add_argument("--forward", default=os.path.join(ROOT, "data", "models", "deen"))
     ap.add_argument("--reverse", default=os.path.join(ROOT, "data", "models", "ende"))
     ap.add_argument(
         "--others",
-        default=os.path.join(shared_data_dir(), "system_outputs"),
-        help="folder of other systems' outputs on the RWTH set ('' to leave them out)",
+        help="folder of other systems' outputs on the RWTH set ('' to leave them out; default "
+        "$NORM_ALIGN_SHARED/system_outputs)",
     )
     ap.add_argument(
         "--eflomal",
@@ -587,6 +588,8 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cpu", help="where the models run (cpu, cuda, cuda:1, ...)")
     ap.add_argument("--bootstrap", type=int, default=1000)
     args = ap.parse_args(argv)
+    if args.others is None:
+        args.others = os.path.join(shared_data_dir(), "system_outputs")
     t0 = time.time()
     try:
         src, tgt = testsets.get(args.test_set).langs

@@ -1,10 +1,10 @@
 """What do 8-bit soft-score files cost? Both directions' word scores combined from float64, float32 and 8-bit copies.
 
-RWTH De-En (``align.links.testsets``: read from ``$NORM_ALIGN_TESTSETS`` or ``../shared/data/gold``, checksums
+RWTH De-En (``align.gold.testsets``: read from ``$NORM_ALIGN_TESTSETS`` or ``../shared/data/gold``, checksums
 verified, never copied into the project): the forward model ``data/models/deen`` scores each gold pair, the
 reverse model ``data/models/ende`` the pair turned round; method norm, AWI, every layer (the same layer in both
 directions). Each direction's word score matrices are kept three ways: as computed (float64), round-tripped
-through a float32 line of a soft-score file, and through an 8-bit line (``align.links.softscores``: each row
+through a float32 line of a soft-score file, and through an 8-bit line (``align.io.softscores``: each row
 scaled to its maximum; the bytes as stored, since the combiners' row shares make the scale irrelevant). For
 each combination of ``align.links.combine`` (hmean:threshold at 0.1, 0.2 and 0.3, hmean:itermax,
 hmean:intersect, grow-diag-final-and) and layer: AER against the gold from each copy, and the number of
@@ -28,11 +28,11 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from align.links import testsets  # noqa: E402
+from align.gold import testsets  # noqa: E402
+from align.io.atomic import write_text_atomic  # noqa: E402
+from align.io.softscores import decode_scores, encode_scores  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
 from align.links.combine import DEFAULT_THRESHOLD, combine  # noqa: E402
-from align.links.formats import write_text_atomic  # noqa: E402
-from align.links.softscores import decode_scores, encode_scores  # noqa: E402
 from align.spec.setting import Setting  # noqa: E402
 from eval.experiment import load_gold  # noqa: E402
 from eval.metrics import score_corpus  # noqa: E402

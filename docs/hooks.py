@@ -170,13 +170,33 @@ MARKER = re.compile(r"^<!-- (table|api): (\S+) -->$", re.MULTILINE)
 
 
 def testsets_registry() -> ModuleType:
-    """The gold test-set registry (``names()``, ``get(name)``, ``listing()``), wherever this release keeps it."""
-    try:
-        return importlib.import_module("align.links.testsets")
-    except ModuleNotFoundError as e:
-        if e.name not in ("align.links", "align.links.testsets"):
-            raise
-        return importlib.import_module("align.gold.registry")
+    """The gold test-set registry (``names()``, ``get(name)``, ``listing()``)."""
+    return importlib.import_module("align.gold.testsets")
+
+
+def _first_sentence(doc: str | None) -> str:
+    text = " ".join((doc or "").split())
+    return text.split(". ")[0].rstrip(".") + "." if text else ""
+
+
+def layout_table() -> str:
+    """One row per package folder, drawn from the tree: its docstring's first sentence, its modules, and what it
+    may import (``align.layers``, which ``tests/test_imports.py`` checks)."""
+    import ast
+
+    from align.layers import LAYERS
+
+    plugins = {"fairseq_plugins": "fairseq, any `align` layer", "hf_plugins": "transformers, any `align` layer"}
+    out = ["| folder | what | modules | may import |", "|---|---|---|---|"]
+    for folder, may in [*((f, m) for f, (m, _) in LAYERS.items()), *plugins.items()]:
+        path = os.path.join(ROOT, folder)
+        init = os.path.join(path, "__init__.py")
+        doc = ast.get_docstring(ast.parse(open(init, encoding="utf-8").read())) if os.path.exists(init) else ""
+        mods = sorted(n[:-3] for n in os.listdir(path) if n.endswith(".py") and n != "__init__.py")
+        out.append(
+            f"| `{folder}/` | {_cell(_first_sentence(doc))} | {', '.join(f'`{m}`' for m in mods)} | {may} |"
+        )
+    return "\n".join(out)
 
 
 def methods_registry() -> ModuleType | str:
@@ -251,6 +271,7 @@ EXPANSIONS = {
     ("table", "methods"): methods_table,
     ("table", "method-needs"): method_needs_table,
     ("table", "test-sets"): testsets_table,
+    ("table", "layout"): layout_table,
     ("api", "console-scripts"): console_scripts_api,
 }
 

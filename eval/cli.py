@@ -22,20 +22,14 @@ from typing import Any
 import numpy as np
 
 from align import __version__
-from align.links import testsets
+from align.gold import testsets
+from align.io.atomic import write_text_atomic
+from align.io.console import clean_text, console_main
+from align.io.errors import AlignmentFormatError
+from align.io.formats import FORMATS, AlignmentStream, TextLengthStream, raise_count_mismatch
+from align.io.lines import BLOCK_LINES, read_lines
+from align.io.text import read_wpt_text
 from align.links.alignments import Alignments
-from align.links.console import clean_text, console_main
-from align.links.formats import (
-    BLOCK_LINES,
-    FORMATS,
-    AlignmentFormatError,
-    AlignmentStream,
-    TextLengthStream,
-    raise_count_mismatch,
-    read_lines,
-    read_wpt_text,
-    write_text_atomic,
-)
 from align.spec.setting import Setting, is_blend
 
 from .metrics import MIN_SENTENCES, SentenceCounts, bootstrap_ci, count_matches, paired_bootstrap, rates, score_totals
@@ -71,7 +65,7 @@ def add_format_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_testset_args(p: argparse.ArgumentParser) -> None:
-    """The named-test-set flags that align-eval and align-view share (:mod:`align.links.testsets`)."""
+    """The named-test-set flags that align-eval and align-view share (:mod:`align.gold.testsets`)."""
     g = p.add_argument_group("named test sets (align-eval --list shows them)")
     g.add_argument(
         "-t",
@@ -91,7 +85,7 @@ def add_testset_args(p: argparse.ArgumentParser) -> None:
         "--testsets-dir",
         metavar="DIR",
         help=f"folder of the sets that are not shipped, laid out "
-        f"DIR/FOLDER/FILE (default ${testsets.ENV}, else ../shared/data/gold beside a source checkout)",
+        f"DIR/FOLDER/FILE (default ${testsets.ENV}, else ${testsets.SHARED_ENV}/gold)",
     )
     g.add_argument(
         "--no-verify",

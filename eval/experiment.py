@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from align.links import testsets
+from align.gold import testsets
 from align.links.alignments import Alignments
 
 from .metrics import SentenceCounts, count_matches, score_counts
@@ -16,7 +16,7 @@ from .metrics import SentenceCounts, count_matches, score_counts
 def load_gold(
     name: str, limit: int = 0, folder: str | None = None
 ) -> tuple[list[tuple[list[str], list[str]]], Alignments]:
-    """Named test set ``name`` (:mod:`align.links.testsets`, in its own direction; ``folder``: where the sets
+    """Named test set ``name`` (:mod:`align.gold.testsets`, in its own direction; ``folder``: where the sets
     that are not shipped are): lowercased word pairs, first side first, and the gold; the first ``limit``
     sentences if ``limit``. ValueError (TestSetError) if the set is missing or its files changed."""
     ts = testsets.load(name, folder=folder)

@@ -2,7 +2,7 @@
 
 Every hypothesis beside the gold (if given), sentence by sentence: the source-target grid with each
 link marked as a sure hit (●), possible hit (◐), false link (✕) or missed sure link (○) (unhit
-possible gold links: ·), soft scores (``--scores``, see :mod:`align.links.softscores`) as cell shading,
+possible gold links: ·), soft scores (``--scores``, see :mod:`align.io.softscores`) as cell shading,
 per-sentence AER, two methods side by side, sorting by AER, by the AER difference of two methods
 or by length, a word filter, keys j/k (or the arrow keys) and links to one sentence (``#s=17``).
 
@@ -13,7 +13,7 @@ page of the sentence list; every word goes into the page as text (``textContent`
 No network, no CDN: the file opens from disk.
 
 Scores are :mod:`eval.metrics`' (corpus AER, precision, recall, F1 and per-sentence AER, equal to
-``align-eval`` and its ``--per-sentence``), read with :mod:`align.links.formats`' readers and the same
+``align-eval`` and its ``--per-sentence``), read with :mod:`align.io.formats`' readers and the same
 format flags. Exit status: 0 ok, 1 bad input (``file:line: ...``), 2 usage.
 """
 
@@ -32,18 +32,14 @@ from typing import Any
 import numpy as np
 
 from align import __version__
-from align.links import testsets
+from align.gold import testsets
+from align.io.atomic import write_text_atomic
+from align.io.console import clean_text, console_main
+from align.io.errors import AlignmentFormatError, LineCountError
+from align.io.formats import check_links_in_range, read_alignments
+from align.io.softscores import SUFFIX as SCORES_SUFFIX, iter_scores_meta, quantize_scores
+from align.io.text import read_text_pairs
 from align.links.alignments import Alignments
-from align.links.console import clean_text, console_main
-from align.links.formats import (
-    AlignmentFormatError,
-    LineCountError,
-    check_links_in_range,
-    read_alignments,
-    read_text_pairs,
-    write_text_atomic,
-)
-from align.links.softscores import SUFFIX as SCORES_SUFFIX, iter_scores_meta, quantize_scores
 
 from .cli import UsageError, _read_ids, add_format_args, add_testset_args, load_testset, parse_flags, signature
 from .metrics import count_matches, rates, score_counts
@@ -149,7 +145,7 @@ def page_data(
 
     ``pairs``: (source words, target words) per sentence; ``hyps``: name -> links, 0-based
     ``(src, tgt)`` in the gold's orientation; ``scores``: name (one of ``hyps``) -> one
-    (tgt_len, src_len) uint8 matrix per sentence (:mod:`align.links.softscores`). ValueError if a corpus
+    (tgt_len, src_len) uint8 matrix per sentence (:mod:`align.io.softscores`). ValueError if a corpus
     has another number of sentences than ``pairs`` or a matrix another shape than its sentence.
     """
     import base64

@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-from align.links.formats import replace_atomic
+from align.io.atomic import replace_atomic
 
 WEIGHTS = "model.safetensors"
 FORMAT = "norm-align/fairseq-safetensors"

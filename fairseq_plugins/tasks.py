@@ -19,9 +19,9 @@ from align.extraction.adapters import FairseqAdapter
 from align.extraction.engine import Recorder, check_spec, links_for, n_layers_heads, score_pairs, score_recorded
 from align.extraction.launch import shard_from_env
 from align.extraction.outputs import OutputExistsError, check_destination, clean_stale, publishing
+from align.io.formats import format_links
+from align.io.inputs import LINE_BREAKS, InputError
 from align.links.decode import DECODERS
-from align.links.formats import format_links
-from align.links.inputs import LINE_BREAKS, InputError
 from align.links.subwords import SPECIAL, WORD_MAPS, WordMapError, word_map
 from align.spec.alignspec import LEVELS, SPECIALS, AlignSpec
 from align.spec.setting import SHIFTS, Setting
@@ -183,7 +183,7 @@ def read_segmented_text(path: str, lowercased: bool) -> list[str]:
     return or Unicode line separator inside a line is an error with file:line: fairseq-preprocess reads
     text with universal newlines and split the line there, so the binarized data and the text no longer
     match line for line. Uppercase letters for a model trained on lowercased text are an error too."""
-    from align.links.formats import read_lines
+    from align.io.lines import read_lines
 
     lines = read_lines(path)
     for n, line in enumerate(lines, 1):

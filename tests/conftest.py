@@ -7,6 +7,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 SHARED = Path(os.environ.get("NORM_ALIGN_SHARED", ROOT.parent / "shared" / "data"))
+# The library finds the shared data only through $NORM_ALIGN_SHARED (align.gold.testsets.shared_data_dir):
+# the suite names the copy beside the checkout, and every subprocess it starts inherits it.
+if SHARED.is_dir():
+    os.environ.setdefault("NORM_ALIGN_SHARED", str(SHARED))
 
 
 @pytest.fixture(scope="module")

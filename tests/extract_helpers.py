@@ -22,6 +22,6 @@ def run(*args: str) -> int:
 
 def lines(path) -> list:
     """The links of a Pharaoh file, one list per line."""
-    from align.links.formats import read_alignments
+    from align.io.formats import read_alignments
 
     return read_alignments(str(path), "pharaoh").to_lists()

@@ -9,17 +9,10 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FRAMEWORKS = {"fairseq", "fairseq_cli", "transformers", "huggingface_hub", "omegaconf", "hydra"}
-RULES = {
-    # folder: what its modules must never import
-    "align/spec": {"numpy", "torch", "align.links", "align.attribution", "align.extraction", "align.cli", "eval"}
-    | FRAMEWORKS,
-    "align/links": {"torch", "matplotlib", "align.attribution", "align.extraction", "align.cli", "eval"} | FRAMEWORKS,
-    "align/attribution": {"align.extraction", "align.cli", "eval", "numpy.distutils"} | FRAMEWORKS,
-    "align/extraction": {"align.cli", "eval"} | FRAMEWORKS,
-    "align/cli": FRAMEWORKS,
-    "eval": {"torch", "align.attribution", "align.extraction", "align.cli"} | FRAMEWORKS,
-}
+from align.layers import FRAMEWORKS, LAYERS  # noqa: E402
+
+RULES = {folder: banned for folder, (_, banned) in LAYERS.items()}
+"""folder: what its modules must never import (align.layers, which the layout page shows too)."""
 
 
 def _imports(path: str, package: str) -> list[tuple[int, str]]:
@@ -59,6 +52,15 @@ def test_each_folder_imports_only_its_layers(folder):
     assert not bad, "\n".join(bad)
 
 
+def test_every_folder_of_align_is_a_declared_layer():
+    found = {
+        os.path.relpath(d, ROOT)
+        for d, _, names in os.walk(os.path.join(ROOT, "align"))
+        if "__pycache__" not in d and any(n.endswith(".py") for n in names) and d != os.path.join(ROOT, "align")
+    }
+    assert found <= set(LAYERS), f"folders without a rule in align/layers.py: {sorted(found - set(LAYERS))}"
+
+
 def test_no_framework_outside_the_plugins():
     bad = []
     for top in ("align", "eval"):
@@ -86,9 +88,9 @@ def _loaded(code: str) -> list[str]:
 
 def test_text_layer_and_eval_load_no_torch():
     mods = _loaded(
-        "import align, align.links.formats, align.links.decode, align.links.symmetrize, "
-        "align.links.subwords, align.links.rows, align.links.softscores, align.links.inputs, eval, eval.cli, "
-        "eval.view"
+        "import align, align.io.formats, align.links.decode, align.links.symmetrize, align.spec, "
+        "align.links.subwords, align.links.rows, align.io.softscores, align.io.inputs, align.gold.testsets, "
+        "align.confidence.calibration, align.confidence.ece, eval, eval.cli, eval.view"
     )
     assert '"torch"' not in mods and '"fairseq"' not in mods and '"matplotlib"' not in mods
 
@@ -116,10 +118,13 @@ def test_old_module_paths_still_work_with_a_warning():
         "    warnings.simplefilter('always')\n"
         "    import align.formats, align.norms, align.extract_cli\n"
         "    from align.shards import merge\n"
-        "import align.links.formats as new\n"
+        "    import align.links.formats as lf, align.links.testsets as lt\n"
+        "import align.io as new\n"
         "assert align.formats is new and align.extract_cli.main is __import__('align.cli.extract', fromlist=['x']).main\n"
         "msgs = [str(x.message) for x in w if issubclass(x.category, DeprecationWarning)]\n"
-        "assert any('align.formats moved to align.links.formats' in m for m in msgs), msgs\n"
+        "assert any('align.formats moved to align.io' in m for m in msgs), msgs\n"
+        "from align.gold import testsets\n"
+        "assert lf is new and lt is testsets and lf.read_text_pairs is new.text.read_text_pairs\n"
         "print('ok')"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

@@ -2,7 +2,7 @@
 
 ``align-calibrate --model MODEL -t NAME --method norm --layer 0 --shift awi -o cal.json [--fit-on odd]``
 runs the model over a gold set's sentence pairs (a named test set, or ``--input PAIRS --gold GOLD``),
-fits :mod:`align.links.calibration` on the chosen sentences (all, or the odd or even lines: the
+fits :mod:`align.confidence.calibration` on the chosen sentences (all, or the odd or even lines: the
 others are then held out and the expected calibration error is measured on them too), and writes
 the calibration as JSON, keyed by the model's digest and the setting. ``align-extract --calibration
 cal.json`` then writes each link's probability and each pair's score. Exit status: 0 ok, 1 bad
@@ -20,10 +20,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import __version__
-from ..links import testsets
-from ..links.calibration import CORRUPTIONS, corrupt, fit_calibration, write_calibration
-from ..links.console import console_main
-from ..links.formats import FORMATS, AlignmentFormatError, check_links_in_range, read_alignments, read_text_pairs
+from ..confidence.calibration import CORRUPTIONS, corrupt, fit_calibration, write_calibration
+from ..gold import testsets
+from ..io.console import console_main
+from ..io.errors import AlignmentFormatError
+from ..io.formats import FORMATS, check_links_in_range, read_alignments
+from ..io.text import read_text_pairs
 from ..spec.signature import identity_fields
 from .extract import LOADERS, _one_line, _quiet, framework_of, load_aligner, run_naming_extras
 
@@ -198,7 +200,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, OSError) as e:  # CalibrationError (too few links), a word-map or length error: one line
         print(f"align-calibrate: {_one_line(e)}", file=sys.stderr)
         return 1
-    from eval.metrics import expected_calibration_error
+    from ..confidence.ece import expected_calibration_error
 
     def ece(ks: list[int]) -> float:
         p = np.concatenate([cal.probabilities(*mats[k]).ravel() for k in ks])

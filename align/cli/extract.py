@@ -30,9 +30,9 @@ import numpy as np
 from .. import __version__
 from ..extraction.launch import LaunchError, shard_from_env
 from ..extraction.outputs import OutputExistsError, check_destination, clean_stale, publishing
-from ..links.console import console_main
-from ..links.formats import format_links
-from ..links.inputs import InputError, PairReader, count_lines
+from ..io.console import console_main
+from ..io.formats import format_links
+from ..io.inputs import InputError, PairReader, count_lines
 from ..spec.alignspec import LEVELS, SPECIALS
 from ..spec.setting import SHIFTS, Blend, base_name, combined_file, reverse_file
 from ..spec.signature import Signature, identity_fields, short, spec_settings
@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--testsets-dir",
         metavar="DIR",
         help="with -t: folder of the sets that are not shipped "
-        "(default $NORM_ALIGN_TESTSETS, else ../shared/data/gold beside a source checkout)",
+        "(default $NORM_ALIGN_TESTSETS, else $NORM_ALIGN_SHARED/gold)",
     )
     ap.add_argument(
         "--out",
@@ -195,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--save-scores",
         action="store_true",
         help="also write each setting's word-level score matrices, "
-        "NAME.scores.jsonl beside NAME.align (align.links.softscores; for align-view)",
+        "NAME.scores.jsonl beside NAME.align (align.io.softscores; for align-view)",
     )
     ap.add_argument(
         "--scores-precision",
@@ -400,7 +400,7 @@ def _main(argv=None) -> int:
             try:
                 args.input = _testset_input(args, inputs)
             except ValueError as e:  # an unknown name or direction is usage; missing or changed files are input
-                from ..links.testsets import UnknownTestSetError
+                from ..gold.testsets import UnknownTestSetError
 
                 if isinstance(e, UnknownTestSetError):
                     ap.error(str(e))
@@ -414,7 +414,7 @@ def _check_blends(args) -> None:
     known methods and shifts, no blend twice, word level; every file name it makes fits; ValueError if not."""
     from ..extraction.engine import check_blends
     from ..extraction.shards import MAX_NAME_LENGTH
-    from ..links.softscores import scores_name
+    from ..io.softscores import scores_name
 
     blends = _csv(args.blend)
     if not blends:
@@ -469,7 +469,7 @@ def _testset_input(args, stack: ExitStack) -> str:
     path. ``args.input_name`` and ``args.test_set_signature`` name the set in errors and in the signature."""
     import tempfile
 
-    from ..links import testsets
+    from ..gold import testsets
 
     ts = testsets.load(args.test_set, args.langs, args.testsets_dir)
     folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="align-extract-"))
@@ -540,7 +540,7 @@ def _extract(ap, args, t0, auto, shard, shards, methods, shifts, layers, heads, 
     if args.calibration:
         from dataclasses import replace
 
-        from ..links.calibration import CalibrationError, read_calibration
+        from ..confidence.calibration import CalibrationError, read_calibration
         from .calibrate import calibration_setting
 
         try:
@@ -794,7 +794,7 @@ def _write_calibrated(
 ) -> None:
     """The calibrated setting's probabilities (and links, under --prob-threshold) and the pair's sentence score;
     ``scored``: the reverse model's (source, target, scores) of the pair, with a bidirectional calibration."""
-    from ..links.softscores import encode_scores
+    from ..io.softscores import encode_scores
 
     name, cal, reverse, rspec, cspec = args.calibrated
     w = aligner.word_scores(se, te, sc, cspec, null=True)[name]  # only the calibrated setting's matrix
@@ -894,7 +894,7 @@ def run(aligner, spec, args, shard: int, shards: int, dest: str | None) -> dict:
     chunk at a time. With a destination, files go to a temporary folder published whole at the end;
     without, one setting is printed as it goes. Returns pairs, lines, truncated and the signature."""
     from ..extraction.engine import links_for
-    from ..links.softscores import encode_scores, scores_name
+    from ..io.softscores import encode_scores, scores_name
 
     reader = PairReader(args.input, args.translate, (shard, shards))
     if getattr(args, "input_name", None):  # a named test set's text: errors name the set, not a temporary file

@@ -11,7 +11,7 @@ import sys
 
 from .. import __version__
 from ..extraction.shards import ShardError, merge, merged_dir
-from ..links.console import console_main
+from ..io.console import console_main
 
 
 @console_main("align-merge")

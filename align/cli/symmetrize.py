@@ -3,7 +3,7 @@
 Link files (Pharaoh, 0-based, source first; ``--reverse-target-first`` swaps the sides of the reverse
 file for aligners that write it target first) take the hard heuristics (``grow-diag-final-and``, ...).
 Soft-score files (both inputs named ``*.scores.jsonl``, optionally ``.gz``/``.xz``/``.zst``, or
-``--scores``; 8-bit or float32, see :mod:`align.links.softscores`): FORWARD holds the forward model's
+``--scores``; 8-bit or float32, see :mod:`align.io.softscores`): FORWARD holds the forward model's
 (tgt, src) matrices, REVERSE the reverse model's own file (its target by its source: (src, tgt) of the
 forward pair), read line by line in lockstep; every name of :mod:`align.links.combine` is valid: hard
 names decode each direction by argmax first, soft ``COMBINER:DECODER`` names combine the two matrices,
@@ -18,17 +18,12 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from ..io.atomic import write_text_atomic
+from ..io.console import console_main
+from ..io.errors import AlignmentFormatError, LineCountError
+from ..io.formats import format_links, read_alignments, write_alignments
+from ..io.softscores import SUFFIX, iter_scores_meta
 from ..links.combine import COMBINERS, DEFAULT_THRESHOLD, SOFT_DECODERS, check_combination, combine, is_soft
-from ..links.console import console_main
-from ..links.formats import (
-    AlignmentFormatError,
-    LineCountError,
-    format_links,
-    read_alignments,
-    write_alignments,
-    write_text_atomic,
-)
-from ..links.softscores import SUFFIX, iter_scores_meta
 from ..links.symmetrize import SYMMETRIZERS, symmetrize_corpus
 
 _COMPRESSED = (".gz", ".xz", ".zst")

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..attribution.methods import METHODS
+from ..io.text import split_tokens
 from ..links.blend import blend_scores
 from ..links.decode import decode
-from ..links.formats import split_tokens
 from ..links.rows import select_rows
 from ..links.subwords import SPECIAL, WordMapError, aggregate_scores
 from ..spec.alignspec import AlignSpec
@@ -304,7 +304,7 @@ class Aligner:
         """Word-level score matrices ``(tgt_words, src_words)`` of one scored pair for every setting and blend
         (sum over a source word's pieces, mean over a target word's), keyed like :meth:`links` (blends last). With
         ``null`` each matrix has one more column, last: the target word's score on the source's special
-        tokens (EOS), the NULL mass that :mod:`align.links.calibration` uses."""
+        tokens (EOS), the NULL mass that :mod:`align.confidence.calibration` uses."""
         out = {
             name: self._word_matrix(src, tgt, scores, spec, method, layer, shift, h, null)
             for name, method, layer, shift, h in self.settings(spec, per_head_files)

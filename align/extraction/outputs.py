@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from ..links.formats import replace_atomic
+from ..io.atomic import replace_atomic
 
 _SEP = "~"
 

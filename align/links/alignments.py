@@ -2,7 +2,7 @@
 
 Convention (the whole toolkit): links are 0-based ``(src, tgt)`` pairs; sentence ``k`` owns rows
 ``offsets[k]:offsets[k + 1]``. Sure and possible links are kept apart by the boolean ``sure``.
-Conversions to 1-based, talp or target-first happen only in :mod:`align.links.formats`.
+Conversions to 1-based, talp or target-first happen only in :mod:`align.io.formats`.
 """
 
 from __future__ import annotations

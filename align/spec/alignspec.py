@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
-from .setting import SHIFTS, Blend, base_name
+from .setting import SHIFTS, Blend, Setting, base_name
 
 LEVELS = ("word", "subword", "word-any")
 """``word``: subword scores merged, then decoded; ``subword``: token positions; ``word-any``: words linked if
@@ -45,7 +46,7 @@ class AlignSpec:
     tgt_reduce: str = "mean"
     specials_policy: str = "drop"
     blends: tuple[str, ...] = ()
-    extra: dict = field(default_factory=dict, compare=False)
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def blend_settings(self) -> list[tuple[str, Blend]]:
         """``(file name, Blend)`` of every blend (:mod:`align.links.blend`)."""
@@ -110,7 +111,7 @@ def check_blends(blends: Sequence[str], methods: Collection[str], level: str = "
     blend twice (in any order), level and specials; ValueError naming the blend."""
     if blends and (level != "word" or specials != "drop"):
         raise ValueError("blends average word scores: they need --level word and --specials drop")
-    seen: dict[frozenset, str] = {}
+    seen: dict[frozenset[Setting], str] = {}
     for name in blends:
         base = base_name(name)
         blend = Blend.parse(name)

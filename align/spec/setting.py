@@ -6,7 +6,7 @@ its alignment file is the name plus ``.align``. A blend is two or more different
 direction joined by ``+`` (``alti-awi-layer0+attn-awo-layer2``): :mod:`align.links.blend` says what it
 computes. Every file of a setting is named here: the forward links (``NAME.align``), the reverse model's
 (``NAME.reverse.align``), each combination of the two (``NAME.gmean-threshold.align``), the score files
-(:mod:`align.links.softscores`) and a calibration's (``NAME.probs``).
+(:mod:`align.io.softscores`) and a calibration's (``NAME.probs``).
 """
 
 from __future__ import annotations

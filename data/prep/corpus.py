@@ -79,7 +79,7 @@ def _named_pairs(shared: str) -> list[tuple[str, tuple[str, str]]]:
 def write_sides(out: str, subsets: list[tuple[str, list[tuple[str, str]]]], sides: tuple[str, str]) -> None:
     """``OUT{suffix}.{side}`` for each ``(suffix, pairs)``: one sentence per line, each side its own file
     (the form fairseq's preprocessing reads), written atomically; OUT's folder is created."""
-    from align.links.formats import write_text_atomic
+    from align.io.atomic import write_text_atomic
 
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     for suffix, pairs in subsets:

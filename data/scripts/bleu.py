@@ -18,7 +18,8 @@ import unicodedata
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
-from align.links.formats import read_lines, split_tokens  # noqa: E402
+from align.io.lines import read_lines  # noqa: E402
+from align.io.text import split_tokens  # noqa: E402
 from fairseq_plugins.pipeline import binarize  # noqa: E402
 
 

@@ -12,7 +12,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
-from align.links.formats import write_text_atomic  # noqa: E402
+from align.io.atomic import write_text_atomic  # noqa: E402
 from data.prep.corpus import HELD_OUT, corpus_args, split, write_sides  # noqa: E402
 
 

@@ -23,8 +23,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
-from align.links import testsets  # noqa: E402
-from align.links.formats import read_alignments, write_alignments, write_text_atomic  # noqa: E402
+from align.gold import testsets  # noqa: E402
+from align.io.atomic import write_text_atomic  # noqa: E402
+from align.io.formats import read_alignments, write_alignments  # noqa: E402
 from eval.cli import plot_heatmap, signature  # noqa: E402
 from eval.grid import best as best_row, format_grid, layer_rows, parse_name, summarize_heads  # noqa: E402
 from eval.metrics import score_corpus  # noqa: E402

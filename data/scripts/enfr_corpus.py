@@ -14,7 +14,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
-from align.links.formats import write_text_atomic  # noqa: E402
+from align.io.atomic import write_text_atomic  # noqa: E402
 from data.prep.corpus import corpus_args, write_sides  # noqa: E402
 from data.prep.hansards import HELD_OUT_TEST, HELD_OUT_VALID, MAX_RATIO, MAX_WORDS, collect  # noqa: E402
 

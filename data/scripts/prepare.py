@@ -16,7 +16,7 @@ Example (En-Fr demo model):
   python data/scripts/prepare.py --src en --tgt fr --out work/enfr \
       --train ../shared/data/parallel/multi30k/tok/train.lc.norm.tok.{en,fr} \
       --valid ../shared/data/parallel/multi30k/tok/val.lc.norm.tok.{en,fr} \
-      --test ../shared/align/links/gold/enfr_hansards/enfr.src-tgt --test-repeat 20 --vocab 8000
+      --test ../shared/align/gold/sets/enfr_hansards/enfr.src-tgt --test-repeat 20 --vocab 8000
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
-from align.links.formats import read_text_pairs  # noqa: E402
+from align.io.text import read_text_pairs  # noqa: E402
 
 
 def _read(path: str) -> list[str]:

@@ -536,7 +536,7 @@ def test_shipped_model_links_independent_of_batch_size():
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     aligner = NormAligner.from_checkpoint(os.path.join(root, "data/models/enfr"))
-    with open(os.path.join(root, "align/links/gold/enfr_hansards/enfr.src-tgt"), encoding="utf-8") as f:
+    with open(os.path.join(root, "align/gold/sets/enfr_hansards/enfr.src-tgt"), encoding="utf-8") as f:
         pairs = [line.lower().split(" ||| ") for line in f.read().splitlines()[:8]]
     src, tgt = [p[0].strip() for p in pairs], [p[1].strip() for p in pairs]
     one = aligner.align(src, tgt, methods=_BATCH_METHODS, shifts=["awo", "awi"], batch_size=1)

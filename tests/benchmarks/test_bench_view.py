@@ -10,7 +10,7 @@ sys.path.insert(
 
 from bench_view import build, make_corpus  # noqa: E402
 
-from align.links.formats import read_lines  # noqa: E402
+from align.io.lines import read_lines  # noqa: E402
 from eval.cli import main as eval_main  # noqa: E402
 
 

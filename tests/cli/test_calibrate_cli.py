@@ -15,8 +15,8 @@ MODEL = os.path.join(ROOT, "data", "models", "enfr")
 
 @pytest.fixture(scope="module")
 def gold_pairs(tmp_path_factory):
-    from align.links import testsets
-    from align.links.formats import write_alignments
+    from align.gold import testsets
+    from align.io.formats import write_alignments
 
     ts = testsets.load("hansards")
     d = tmp_path_factory.mktemp("cal")
@@ -71,7 +71,7 @@ def test_calibration_file(cal, capsys):
 
 
 def test_extract_writes_probabilities_and_sentence_scores(cal, gold_pairs, tmp_path):
-    from align.links.softscores import read_scores
+    from align.io.softscores import read_scores
 
     out = tmp_path / "dump"
     assert (
@@ -202,8 +202,8 @@ def test_gold_that_does_not_fit_the_text(gold_pairs, tmp_path, capsys):
 
 def test_bidirectional_calibration_on_rwth(shared, tmp_path, capsys):
     """De->En with En->De as --reverse-model on 40 RWTH pairs (the gold read from ../shared, never copied)."""
-    from align.links import testsets
-    from align.links.formats import write_alignments
+    from align.gold import testsets
+    from align.io.formats import write_alignments
 
     ts = testsets.load("rwth", folder=str(shared / "gold"))
     (tmp_path / "p.txt").write_text("".join(line + "\n" for line in ts.text_lines()[:40]), encoding="utf-8")

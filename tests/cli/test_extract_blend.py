@@ -14,7 +14,7 @@ BLEND = "alti-awi-layer0+attn-awo-layer2"
 
 
 def matrices(path):
-    from align.links.softscores import read_scores
+    from align.io.softscores import read_scores
 
     return [np.asarray(m, dtype=np.float64) for m in read_scores(str(path))]
 

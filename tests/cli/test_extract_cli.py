@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from align.links.formats import new_file_mode
+from align.io.atomic import new_file_mode
 
 pytest.importorskip("fairseq")
 pytestmark = pytest.mark.fairseq
@@ -15,9 +15,9 @@ MODEL = os.path.join(ROOT, "data", "models", "enfr")
 
 @pytest.fixture(scope="module")
 def pairs_file(tmp_path_factory):
-    from align.links.formats import read_text_pairs
+    from align.io.text import read_text_pairs
 
-    pairs = read_text_pairs(os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.src-tgt"))[:11]
+    pairs = read_text_pairs(os.path.join(ROOT, "align", "gold", "sets", "enfr_hansards", "enfr.src-tgt"))[:11]
     p = tmp_path_factory.mktemp("in") / "pairs.txt"
     p.write_text("".join(f"{' '.join(s).lower()} ||| {' '.join(t).lower()}\n" for s, t in pairs), encoding="utf-8")
     return str(p)
@@ -282,8 +282,8 @@ def test_streaming_chunks_give_the_same_files(pairs_file, tmp_path, monkeypatch)
 
 
 def test_save_scores_writes_a_matrix_per_sentence(pairs_file, tmp_path):
-    from align.links.formats import read_text_pairs
-    from align.links.softscores import read_scores
+    from align.io.softscores import read_scores
+    from align.io.text import read_text_pairs
 
     out = tmp_path / "o"
     assert (
@@ -362,7 +362,7 @@ def test_torchrun_two_processes_byte_identical(pairs_file, tmp_path):
 
 def test_named_test_set_is_the_same_input(tmp_path, capsys):
     """-t hansards aligns the set's text: the links of --input enfr.src-tgt, and the signature names the set."""
-    text = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.src-tgt")
+    text = os.path.join(ROOT, "align", "gold", "sets", "enfr_hansards", "enfr.src-tgt")
     a, b = tmp_path / "a", tmp_path / "b"
     assert run("--model", MODEL, "--input", text, "--out", str(a), "--methods", "attn", "--layers", "0") == 0
     assert run("--model", MODEL, "-t", "hansards", "--out", str(b), "--methods", "attn", "--layers", "0") == 0

@@ -165,8 +165,8 @@ RWTH = {
 
 
 def test_rwth_figures_both_directions(shared, tmp_path, capsys):
-    from align.links import testsets
-    from align.links.formats import read_alignments
+    from align.gold import testsets
+    from align.io.formats import read_alignments
     from eval.metrics import score_corpus
 
     out = tmp_path / "o"
@@ -181,7 +181,7 @@ def test_rwth_figures_both_directions(shared, tmp_path, capsys):
 
 def test_reverse_score_files_are_marked_and_read_the_right_way_round(both, tmp_path, capsys):
     from align.cli.symmetrize import main as symmetrize
-    from align.links.softscores import iter_scores_meta
+    from align.io.softscores import iter_scores_meta
     from eval.view import main as view
 
     out = tmp_path / "o"

@@ -9,7 +9,7 @@ import pytest
 from align.cli.extras import install_hint, missing_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PAIRS = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.src-tgt")
+PAIRS = os.path.join(ROOT, "align", "gold", "sets", "enfr_hansards", "enfr.src-tgt")
 
 
 def _extract_without(module: str, *argv: str) -> subprocess.CompletedProcess:

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENFR = os.path.join(ROOT, "data", "models", "enfr")
-GOLD = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.gold")
-TEXT = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.src-tgt")
+GOLD = os.path.join(ROOT, "align", "gold", "sets", "enfr_hansards", "enfr.gold")
+TEXT = os.path.join(ROOT, "align", "gold", "sets", "enfr_hansards", "enfr.src-tgt")
 
 PIECES = [
     b"0-0 1-1\n",
@@ -202,7 +202,7 @@ def test_align_eval_named_test_set(tmp_path, capsys, data):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=RAW)
 def test_calibration_file(tmp_path, data):
-    from align.links.calibration import CalibrationError, read_calibration
+    from align.confidence.calibration import CalibrationError, read_calibration
 
     with pytest.raises(CalibrationError):  # random bytes are never a calibration; one error, naming the file
         read_calibration(_file(tmp_path, "c.json", data))
@@ -237,7 +237,7 @@ def test_a_truncated_compressed_input_is_refused_by_every_command(tmp_path, caps
     import numpy as np
 
     from align.cli.symmetrize import main as sym
-    from align.links.softscores import encode_scores
+    from align.io.softscores import encode_scores
     from eval.cli import main as ev
     from eval.view import main as view
 

@@ -8,7 +8,7 @@ import pytest
 from conftest import write
 
 from align.cli.symmetrize import main
-from align.links.softscores import encode_scores, write_scores
+from align.io.softscores import encode_scores, write_scores
 
 
 def test_symmetrize_cli(tmp_path, capsys):

@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from align.links.formats import shared_data_dir
+from align.gold.testsets import shared_data_dir
 from data.prep.hansards import collect, keep, tokenize
 
 

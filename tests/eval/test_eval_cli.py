@@ -8,7 +8,7 @@ import pytest
 from conftest import write
 from hypothesis import given, settings, strategies as st
 
-from align.links.formats import read_alignments
+from align.io.formats import read_alignments
 from eval.cli import evaluate, main
 from eval.metrics import score_corpus
 
@@ -335,8 +335,8 @@ _corpus = st.lists(
     st.randoms(use_true_random=False),
 )
 def test_streamed_scores_equal_in_memory_scores(tmp_path_factory, corpus, gfmt, hfmt, rev, all_sure, block, rnd):
+    from align.io.formats import write_alignments
     from align.links.alignments import Alignments
-    from align.links.formats import write_alignments
 
     gold = Alignments.from_lists([c[0] for c in corpus], [c[1] for c in corpus])
     hyp = Alignments.from_lists([c[2] for c in corpus])
@@ -379,15 +379,15 @@ def test_fuzz_naacl_id_files(tmp_path_factory, ids, prefix):
         assert err.getvalue().startswith(f"align-eval: {d}/") and err.getvalue().count("\n") == 1
 
 
-# -- named test sets (align.links.testsets) ---------------------------------------------------------
+# -- named test sets (align.gold.testsets) ---------------------------------------------------------
 
-HANSARDS = "align/links/gold/enfr_hansards"
+HANSARDS = "align/gold/sets/enfr_hansards"
 
 
 def _gold_as_hyp(tmp_path, langs=None):
     """The Hansards gold's sure links as a Pharaoh hypothesis (in direction ``langs``): AER 0 against any P."""
-    from align.links import testsets
-    from align.links.formats import write_alignments
+    from align.gold import testsets
+    from align.io.formats import write_alignments
 
     p = str(tmp_path / f"sure-{langs}.align")
     write_alignments(testsets.load("hansards", langs).gold.all_sure(), p)
@@ -478,7 +478,7 @@ def test_named_set_numbers_naacl_hypotheses_as_its_own_files(shared, tmp_path, m
     """WPT 2005 numbers its sentences from 26 (<s snum=N>): a NAACL hypothesis numbered so scores with -t, and one
     whose last sentences have no links is not short of sentences."""
     monkeypatch.setenv("NORM_ALIGN_TESTSETS", str(shared / "gold"))
-    from align.links import testsets
+    from align.gold import testsets
 
     ts = testsets.load("wpt05")
     rows = [f"{ts.ids[k]} {s + 1} {t + 1}" for k, links in enumerate(ts.gold.to_lists()) for s, t in links]

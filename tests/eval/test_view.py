@@ -11,9 +11,10 @@ import pytest
 from conftest import ROOT, write
 from pages import page_json
 
+from align.io.formats import read_alignments, write_alignments
+from align.io.softscores import write_scores
+from align.io.text import read_text_pairs
 from align.links.alignments import Alignments
-from align.links.formats import read_alignments, read_text_pairs, write_alignments
-from align.links.softscores import write_scores
 from eval import cli as eval_cli
 from eval.view import (
     build_page,
@@ -27,7 +28,7 @@ from eval.view import (
     render_page,
 )
 
-HANSARDS = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards")
+HANSARDS = os.path.join(ROOT, "align", "gold", "sets", "enfr_hansards")
 TEXT = os.path.join(HANSARDS, "enfr.src-tgt")
 GOLD = os.path.join(HANSARDS, "enfr.gold")
 
@@ -351,7 +352,7 @@ def test_render_page_round_trips_hansards(tmp_path):
 
 
 def test_named_test_set_gives_text_and_gold(tmp_path, capsys):
-    from align.links import testsets
+    from align.gold import testsets
 
     ts = testsets.load("hansards", "fr-en")
     h = str(tmp_path / "fren.align")

@@ -16,8 +16,9 @@ from browser import Chromium, missing
 from conftest import write
 from test_view import GOLD, TEXT, make_hyps
 
-from align.links.formats import read_alignments, read_text_pairs
-from align.links.softscores import quantize_scores, write_scores
+from align.io.formats import read_alignments
+from align.io.softscores import quantize_scores, write_scores
+from align.io.text import read_text_pairs
 from eval.cli import main as eval_main
 from eval.metrics import score_sentences
 from eval.view import main

@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.fairseq, pytest.mark.usefixtures("one_torch_thread")]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHECKPOINT = os.path.join(ROOT, "data", "models", "enfr")
-HANSARDS = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.src-tgt")
+HANSARDS = os.path.join(ROOT, "align", "gold", "sets", "enfr_hansards", "enfr.src-tgt")
 LINK_METHODS = ["attn", "norm", "attn-res-ln", "alti"]
 N_SENTENCES = 30
 

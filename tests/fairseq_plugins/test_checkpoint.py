@@ -18,7 +18,7 @@ if not os.environ.get("CI"):
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from align.links.formats import new_file_mode  # noqa: E402
+from align.io.atomic import new_file_mode  # noqa: E402
 from fairseq_plugins import checkpoint as ck  # noqa: E402
 
 pytestmark = pytest.mark.fairseq

@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("fairseq")
 
+from align.io.formats import read_alignments  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
-from align.links.formats import read_alignments  # noqa: E402
 from eval.metrics import score_corpus  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -491,7 +491,7 @@ def test_alignment_shard_auto_under_a_launcher(tiny, tmp_path):
 
 
 def test_alignment_text_with_a_bare_cr_is_refused(tmp_path):
-    from align.links.inputs import InputError
+    from align.io.inputs import InputError
     from fairseq_plugins.tasks import read_segmented_text
 
     p = tmp_path / "test.src"

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENFR = os.path.join(ROOT, "data", "models", "enfr")
-HANSARDS = os.path.join(ROOT, "align", "links", "gold", "enfr_hansards", "enfr.src-tgt")
+HANSARDS = os.path.join(ROOT, "align", "gold", "sets", "enfr_hansards", "enfr.src-tgt")
 
 PAIRS = [
     ("the house is small .", "la maison est petite ."),

@@ -1,4 +1,4 @@
-"""align.links.calibration: cell and sentence features by hand, the logistic fit at its optimum, files, checks."""
+"""align.confidence.calibration: cell and sentence features by hand, the logistic fit at its optimum, files, checks."""
 
 import json
 import math
@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from align.links import calibration as C
+from align.confidence import calibration as C
 
 
 def test_cell_features_by_hand():
@@ -123,7 +123,7 @@ def test_bad_calibration_files(tmp_path, text, message):
 
 
 def test_absolute_soft_scores_keep_the_probability():
-    from align.links.softscores import decode_scores, encode_scores
+    from align.io.softscores import decode_scores, encode_scores
 
     line = encode_scores(np.array([[0.5, 1.0, 0.0]]), absolute=True)
     assert json.loads(line)["scale"] == "absolute"

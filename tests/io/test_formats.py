@@ -6,25 +6,20 @@ import pytest
 from conftest import write
 from hypothesis import given, settings, strategies as st
 
-from align.links.alignments import Alignments
-from align.links.formats import (
+from align.io.atomic import write_text_atomic
+from align.io.errors import AlignmentFormatError, LineCountError, LinkRangeError
+from align.io.formats import (
     FORMATS,
-    AlignmentFormatError,
     AlignmentStream,
-    LineCountError,
-    LinkRangeError,
     TextLengthStream,
     check_links_in_range,
     format_links,
     read_alignments,
-    read_lines,
-    read_text_pairs,
-    read_wpt_text,
-    shared_data_dir,
-    split_tokens,
     write_alignments,
-    write_text_atomic,
 )
+from align.io.lines import read_lines
+from align.io.text import read_text_pairs, read_wpt_text, split_tokens
+from align.links.alignments import Alignments
 
 
 def test_talp_is_one_based_with_possible(tmp_path):
@@ -303,14 +298,6 @@ def test_text_length_stream(tmp_path):
         src, tgt = t.take(1)
         assert src.tolist() == [2] and tgt.tolist() == [1]
         assert t.count_all() == 2
-
-
-def test_shared_data_dir(monkeypatch):
-    monkeypatch.setenv("NORM_ALIGN_SHARED", "/some/where")
-    assert shared_data_dir() == "/some/where"
-    monkeypatch.delenv("NORM_ALIGN_SHARED")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    assert shared_data_dir() == os.path.normpath(os.path.join(root, "..", "shared", "data"))
 
 
 # -- fuzzing: any bytes give links or a file:line error, never a traceback ---------------------------

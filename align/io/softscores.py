@@ -12,7 +12,7 @@ target words, columns source words (the project's convention: score matrices are
 as Python's ``round``); a row whose maximum is 0 (or below) stays zeros, and negative scores are
 stored as 0. A sentence with an empty side has ``"q": ""``. So each row keeps its shape, not its
 scale: the row maximum is 255. Reading accepts ``.gz`` (``.xz``, ``.zst``) files, LF or CRLF line
-ends and a UTF-8 byte order mark, as :mod:`align.links.formats` does; ``-`` is standard input.
+ends and a UTF-8 byte order mark, as :mod:`align.io.formats` does; ``-`` is standard input.
 
 Full precision (``encode_scores(m, precision="float32")``): the line has ``"dtype": "float32"`` and
 ``q`` is the base64 of ``T * S`` little-endian IEEE float32 values, row-major, the raw scores as they
@@ -48,7 +48,9 @@ from typing import Any
 
 import numpy as np
 
-from .formats import AlignmentFormatError, iter_line_chunks, write_text_atomic
+from .atomic import write_text_atomic
+from .errors import AlignmentFormatError
+from .lines import iter_line_chunks
 
 PRECISIONS = ("8bit", "float32")
 """How a score file stores each cell: ``8bit`` (a byte relative to the row maximum, the default) or ``float32``

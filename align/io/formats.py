@@ -16,61 +16,37 @@ only. Internally links are always 0-based ``(src, tgt)``. Paths ending in ``.gz`
 
 from __future__ import annotations
 
-import gzip
-import io
-import itertools
-import lzma
-import os
 import re
-import sys
-import tempfile
-import zlib
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import IO, Any, Protocol, cast
+from typing import Protocol
 
 import numpy as np
 
-from .alignments import _SIDE_MAX, Alignments
+from ..links.alignments import _SIDE_MAX, Alignments
+from .atomic import write_text_atomic
+from .errors import AlignmentFormatError, LineCountError, LinkRangeError
+from .lines import BLOCK_LINES, LineReader, decode_line, display_name
+from .text import parse_text_pair
 
 FORMATS: dict[str, int] = {"pharaoh": 0, "talp": 1, "naacl": 1}
 """Format name -> default index base."""
 
-
-class AlignmentFormatError(ValueError):
-    """Bad input in a file: ``path:line: what was found, what was expected``."""
-
-    def __init__(self, path: str, line: int | None, message: str) -> None:
-        self.path, self.line, self.message = path, line, message
-        where = f"{path}:{line}" if line is not None else path
-        super().__init__(f"{where}: {message}")
-
-
-class LineCountError(AlignmentFormatError):
-    """Two files that must be parallel have different numbers of lines."""
-
-
-class LinkRangeError(AlignmentFormatError):
-    """A link points outside its sentence, or below the file's index base."""
-
-
-BLOCK_LINES = 1 << 14
-"""Lines (sentences) per block when streaming: memory is per block, never per file."""
-
 MAX_SENTENCE_NUMBER = 9_999_999
 """Highest NAACL sentence number without ``naacl_ids`` (the default numbering 1..max makes max sentences)."""
 
-_BOM = b"\xef\xbb\xbf"
 _TOKEN = r"\d{1,7}(?:p\d{1,7}|-\d{1,7}(?:-[SP])?)"
+
 _LINE_RE = re.compile(rf"[ \t]*(?:{_TOKEN}(?:[ \t]+{_TOKEN})*)?[ \t]*", re.ASCII)  # ASCII digits only
+
 _TOKEN_RE = re.compile(r"(\d+)(?:p(\d+)|-(\d+)(?:-([SP]))?)", re.ASCII)
+
 _BAD_TOKEN_RE = re.compile(r"[^ \t]+")
+
 _NAACL_RE = re.compile(
     r"[ \t]*(\d{1,9})[ \t]+(\d{1,7})[ \t]+(\d{1,7})(?:[ \t]+([SP]))?"
     r"(?:[ \t]+([-+0-9.eE]+))?[ \t]*",
     re.ASCII,
 )
-_READ_ERRORS = (OSError, EOFError, gzip.BadGzipFile, zlib.error, lzma.LZMAError)  # a bad .zst: OSError
 
 
 def check_format(fmt: str) -> int:
@@ -78,176 +54,6 @@ def check_format(fmt: str) -> int:
     if fmt not in FORMATS:
         raise ValueError(f"unknown alignment format {fmt!r}; valid: {', '.join(FORMATS)}")
     return FORMATS[fmt]
-
-
-def shared_data_dir() -> str:
-    """Folder of the data that may not be shipped: ``$NORM_ALIGN_SHARED``, else ``../shared/data``
-    beside the repository."""
-    env = os.environ.get("NORM_ALIGN_SHARED")
-    if env:
-        return env
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    return os.path.normpath(os.path.join(root, "..", "shared", "data"))
-
-
-def _display_name(path: str) -> str:
-    return "<stdin>" if path == "-" else str(path)
-
-
-class _ZstdRaw(io.RawIOBase):
-    """A .zst file's decompressed bytes, every frame in turn; errors are OSError (a damaged .zst
-    reads like a damaged .gz). A stream that ends inside a frame is an error, as ``zstd -d`` says
-    "premature end": zstandard's own stream reader returns what it has and stops silently."""
-
-    _READ = 1 << 17
-
-    def __init__(self, path: str) -> None:
-        try:
-            import zstandard
-        except ImportError:
-            raise OSError("reading .zst files needs the zstandard package (pip install zstandard)") from None
-        self._zstd = zstandard
-        self._f = open(path, "rb")
-        self._dobj: Any = None  # the decompressor of the frame being read; None between frames
-        self._pending = b""  # decompressed bytes not yet returned
-        self._eof = False
-
-    def readable(self) -> bool:
-        return True
-
-    def _fill(self) -> None:
-        while not self._pending and not self._eof:
-            raw = self._f.read(self._READ)
-            if not raw:
-                if self._dobj is not None:  # the file ended inside a frame
-                    raise OSError("the zstd stream ends inside a frame (premature end: the file is cut short)")
-                self._eof = True
-                return
-            while raw:
-                if self._dobj is None:
-                    self._dobj = self._zstd.ZstdDecompressor().decompressobj()
-                try:
-                    self._pending += self._dobj.decompress(raw)
-                except self._zstd.ZstdError as e:
-                    raise OSError(f"not a valid zstd stream ({e})") from None
-                if not self._dobj.eof:
-                    break
-                raw = self._dobj.unused_data  # the next frame starts here
-                self._dobj = None
-
-    def readinto(self, b: Any) -> int:
-        self._fill()
-        n = min(len(b), len(self._pending))
-        b[:n] = self._pending[:n]
-        self._pending = self._pending[n:]
-        return n
-
-    def close(self) -> None:
-        if not self.closed:
-            self._f.close()
-        super().close()
-
-
-def open_binary_input(path: str) -> IO[bytes]:
-    """A file (``-``: standard input) opened for reading bytes; ``.gz``, ``.xz`` and ``.zst`` are
-    decompressed as they are read (by suffix)."""
-    path = str(path)
-    if path == "-":
-        return sys.stdin.buffer
-    if path.endswith(".gz"):
-        return cast(IO[bytes], gzip.open(path, "rb"))
-    if path.endswith(".xz"):
-        return lzma.open(path, "rb")
-    if path.endswith(".zst"):
-        return io.BufferedReader(_ZstdRaw(path))
-    return open(path, "rb")
-
-
-@contextmanager
-def _open_binary(path: str) -> Iterator[IO[bytes]]:
-    f = open_binary_input(path)
-    try:
-        yield f
-    finally:
-        if f is not sys.stdin.buffer:
-            f.close()
-
-
-def _decode_line(raw: bytes, name: str, lineno: int) -> str:
-    """One line's text, newline and one trailing CR stripped; AlignmentFormatError if not UTF-8."""
-    try:
-        line = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise AlignmentFormatError(
-            name, lineno, f"bytes {raw[e.start : e.end + 3]!r} are not UTF-8; expected a UTF-8 text file"
-        ) from None
-    if line.endswith("\n"):
-        line = line[:-1]
-    return line[:-1] if line.endswith("\r") else line
-
-
-def iter_line_chunks(path: str) -> Iterator[tuple[int, list[str]]]:
-    """Yield ``(first_line_number, lines)`` chunks of a UTF-8 file: newline, CR and a leading BOM stripped."""
-    with _LineReader(path) as reader:
-        while True:
-            first = reader.next_line
-            raw = reader.take(BLOCK_LINES)
-            if not raw:
-                return
-            yield first, [_decode_line(b, reader.name, first + i) for i, b in enumerate(raw)]
-
-
-def read_lines(path: str) -> list[str]:
-    """All lines of a UTF-8 text file (newline stripped), with file:line errors for bad bytes."""
-    out: list[str] = []
-    for _, lines in iter_line_chunks(path):
-        out.extend(lines)
-    return out
-
-
-class _LineReader:
-    """A file's raw lines (bytes, newline kept), taken in blocks; a UTF-8 BOM at the start is dropped.
-    Read errors (missing file, bad gzip) become AlignmentFormatError ``path: cannot read``."""
-
-    def __init__(self, path: str) -> None:
-        self.name = _display_name(path)
-        self.next_line = 1  # number of the next line to be taken
-        self._cm = _open_binary(path)
-        try:
-            self._f = self._cm.__enter__()
-        except _READ_ERRORS as e:
-            raise AlignmentFormatError(self.name, None, f"cannot read: {e}") from None
-
-    def take(self, n: int) -> list[bytes]:
-        """The next ``n`` lines (fewer only at the end of the file)."""
-        try:
-            lines = list(itertools.islice(self._f, n))
-        except _READ_ERRORS as e:
-            raise AlignmentFormatError(self.name, None, f"cannot read: {e}") from None
-        if lines and self.next_line == 1 and lines[0].startswith(_BOM):
-            lines[0] = lines[0][len(_BOM) :]
-            if not lines[0]:  # the file is a BOM and nothing else
-                lines.pop()
-        self.next_line += len(lines)
-        return lines
-
-    def skip_all(self) -> int:
-        """Read to the end; the number of lines skipped."""
-        n = 0
-        while True:
-            k = len(self.take(BLOCK_LINES))
-            n += k
-            if k < BLOCK_LINES:
-                return n
-
-    def close(self) -> None:
-        self._cm.__exit__(None, None, None)
-
-    def __enter__(self) -> _LineReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _parse_token_bytes(data: bytes) -> tuple[np.ndarray, ...] | None:
@@ -304,7 +110,7 @@ def _parse_token_lines(lines: list[bytes], name: str, first_line: int) -> tuple[
         return fast
     rows: list[tuple[int, int, int, bool]] = []
     for i, raw in enumerate(lines):
-        line = _decode_line(raw, name, first_line + i)
+        line = decode_line(raw, name, first_line + i)
         if not _LINE_RE.fullmatch(line):
             bad = next((t for t in _BAD_TOKEN_RE.findall(line) if not re.fullmatch(_TOKEN, t, re.ASCII)), line)
             raise AlignmentFormatError(
@@ -322,7 +128,7 @@ def _parse_naacl_lines(lines: list[bytes], name: str, first_line: int) -> tuple[
     """``(sentence_number, first, second, sure, line_number)`` arrays of a block of NAACL lines."""
     rows = []
     for i, raw in enumerate(lines):
-        line = _decode_line(raw, name, first_line + i)
+        line = decode_line(raw, name, first_line + i)
         if not line.strip(" \t"):
             continue
         m = _NAACL_RE.fullmatch(line)
@@ -358,23 +164,23 @@ class AlignmentStream:
         default_base = check_format(fmt)
         self.path, self.fmt, self.reverse = path, fmt, reverse
         self.base = default_base if base is None else base
-        self.name = _display_name(path)
+        self.name = display_name(path)
         self.unit = "sentences"
         self.sentences = 0  # sentences taken so far
         self._index = None if naacl_ids is None else _id_index(naacl_ids)
         self._n_ids = None if naacl_ids is None else len(naacl_ids)
-        self._reader: _LineReader | None = None
+        self._reader: LineReader | None = None
         if fmt != "naacl":
-            self._reader = _LineReader(path)
+            self._reader = LineReader(path)
             return
         # NAACL: rows (corpus index, first, second, sure, line) sorted by corpus index, kept in a buffer.
         self._buf = tuple(np.zeros(0, dtype=np.int64) for _ in range(5))
         self._max_index = -1
         if stream and path != "-" and self._naacl_in_order():
-            self._reader = _LineReader(path)
+            self._reader = LineReader(path)
             self._chunks = self._naacl_chunks(self._reader)
         else:
-            with _LineReader(path) as reader:
+            with LineReader(path) as reader:
                 parts = list(self._naacl_chunks(reader))
             rows = tuple(
                 np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, dtype=np.int64) for k in range(5)
@@ -385,7 +191,7 @@ class AlignmentStream:
 
     # -- NAACL rows -------------------------------------------------------------------------------
 
-    def _naacl_chunks(self, reader: _LineReader) -> Iterator[tuple[np.ndarray, ...]]:
+    def _naacl_chunks(self, reader: LineReader) -> Iterator[tuple[np.ndarray, ...]]:
         """Yield row arrays ``(index, first, second, sure, line)`` per block of lines; ``index`` is
         the 0-based corpus line of the row's sentence number."""
         while True:
@@ -420,7 +226,7 @@ class AlignmentStream:
     def _naacl_in_order(self) -> bool:
         """Whether the file's rows come in corpus order (one pass over the file)."""
         last = -1
-        with _LineReader(self.path) as reader:
+        with LineReader(self.path) as reader:
             for index, *_ in self._naacl_chunks(reader):
                 if len(index) and (index[0] < last or np.any(np.diff(index) < 0)):
                     return False
@@ -543,16 +349,16 @@ class TextLengthStream:
     """A ``src ||| tgt`` file read in blocks: the token counts of each side (for link range checks)."""
 
     def __init__(self, path: str) -> None:
-        self.name = _display_name(path)
+        self.name = display_name(path)
         self.unit = "sentence pairs"
         self.sentences = 0
-        self._reader = _LineReader(path)
+        self._reader = LineReader(path)
 
     def take(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """Source and target lengths of the next ``n`` pairs (fewer only at the end), each (k,) int64."""
         first = self._reader.next_line
         pairs = [
-            _parse_text_pair(_decode_line(raw, self.name, first + i), self.name, first + i)
+            parse_text_pair(decode_line(raw, self.name, first + i), self.name, first + i)
             for i, raw in enumerate(self._reader.take(n))
         ]
         self.sentences += len(pairs)
@@ -685,88 +491,6 @@ def write_alignments(
                     toks.append(f"{s + base}p{t + base}" if fmt == "talp" else f"{s + base}-{t + base}-P")
             lines.append(" ".join(toks))
     write_text_atomic(path, "".join(line + "\n" for line in lines))
-
-
-def _umask() -> int:
-    mask = os.umask(0)  # the only portable way to read it is to set it
-    os.umask(mask)
-    return mask
-
-
-def new_file_mode() -> int:
-    """The mode ``open(path, "w")`` would give a new file: 0o666 less the umask."""
-    return 0o666 & ~_umask()
-
-
-def replace_atomic(tmp: str, path: str) -> None:
-    """Rename a finished temporary file or folder onto ``path``, with the mode ``open`` or ``os.mkdir`` would
-    have given it: mkstemp makes 0o600 files and mkdtemp 0o700 folders, hidden from the user's group."""
-    os.chmod(tmp, (0o777 & ~_umask()) if os.path.isdir(tmp) else new_file_mode())
-    os.replace(tmp, path)
-
-
-def write_text_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder, so no partial file is left."""
-    if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
-    try:
-        if str(path).endswith(".gz"):
-            with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as f:
-                f.write(text.encode("utf-8"))
-        else:
-            with open(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-        replace_atomic(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def read_text_pairs(path: str) -> list[tuple[list[str], list[str]]]:
-    """Read ``src ||| tgt`` lines into token lists (split on ASCII space and tab only)."""
-    name = _display_name(path)
-    pairs: list[tuple[list[str], list[str]]] = []
-    for first_line, lines in iter_line_chunks(path):
-        pairs.extend(_parse_text_pair(line, name, first_line + i) for i, line in enumerate(lines))
-    return pairs
-
-
-def _parse_text_pair(line: str, name: str, lineno: int) -> tuple[list[str], list[str]]:
-    parts = line.split(" ||| ")
-    if len(parts) != 2:
-        parts = line.split("|||")
-    if len(parts) != 2:
-        raise AlignmentFormatError(
-            name, lineno, f"found {line.count('|||')} '|||' separators; expected one line 'source ||| target'"
-        )
-    return split_tokens(parts[0]), split_tokens(parts[1])
-
-
-def split_tokens(text: str) -> list[str]:
-    """Split on ASCII space and tab only: U+3000 and other Unicode spaces can be tokens."""
-    return [t for t in re.split(r"[ \t]+", text) if t]
-
-
-_WPT_RE = re.compile(r"\s*<s snum=\"?([0-9]+)\"?>(.*)</s>\s*")
-
-
-def read_wpt_text(path: str) -> tuple[list[int], list[list[str]]]:
-    """Read a WPT text file of ``<s snum=N> tokens </s>`` lines: sentence numbers and tokens."""
-    name = str(path)
-    ids, sents = [], []
-    for first_line, lines in iter_line_chunks(path):
-        for i, line in enumerate(lines):
-            m = _WPT_RE.fullmatch(line)
-            if not m:
-                raise AlignmentFormatError(name, first_line + i, f"found {line[:60]!r}; expected '<s snum=N> ... </s>'")
-            ids.append(int(m[1]))
-            sents.append(split_tokens(m[2]))
-    return ids, sents
 
 
 def check_links_in_range(

@@ -9,9 +9,9 @@ both sides and :class:`~align.links.alignments.Alignments` of 0-based ``(src, tg
 sure/possible, in the direction asked for (``"fr-en"`` flips a set stored as En-Fr).
 
 Where the files are: sets whose licence allows redistribution ship inside the package
-(``align/links/gold/``, each with its README and licence); the others are read from a folder the
-user names (``--testsets-dir``, else ``$NORM_ALIGN_TESTSETS``, else ``../shared/data/gold`` beside
-a source checkout), laid out as ``FOLDER/FILE`` with the folder names of :data:`TESTSETS` (the
+(``align/gold/sets/``, each with its README and licence); the others are read from a folder the
+user names (``--testsets-dir``, else ``$NORM_ALIGN_TESTSETS``, else ``$NORM_ALIGN_SHARED/gold``; the
+library never guesses a folder from where it is installed), laid out as ``FOLDER/FILE`` with the folder names of :data:`TESTSETS` (the
 layout of the project's ``shared/data/gold``). Nothing is ever downloaded.
 """
 
@@ -25,22 +25,33 @@ from typing import Any
 
 import numpy as np
 
-from .alignments import Alignments
-from .formats import (
-    AlignmentFormatError,
-    read_alignments,
-    read_lines,
-    read_text_pairs,
-    read_wpt_text,
-    shared_data_dir,
-    split_tokens,
-)
+from ..io.errors import AlignmentFormatError
+from ..io.formats import read_alignments
+from ..io.lines import read_lines
+from ..io.text import read_text_pairs, read_wpt_text, split_tokens
+from ..links.alignments import Alignments
 
-SHIPPED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gold")
+SHIPPED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sets")
 """The redistributable sets, package data: ``SHIPPED_DIR/FOLDER/FILE``."""
 
 ENV = "NORM_ALIGN_TESTSETS"
 """Environment variable naming the folder of the sets that are not shipped."""
+
+SHARED_ENV = "NORM_ALIGN_SHARED"
+"""Environment variable naming a folder laid out as the project's shared data (``gold/``, ``parallel/``,
+``system_outputs/``): its ``gold/`` is the test-set folder when ``$NORM_ALIGN_TESTSETS`` is not set."""
+
+
+def shared_data_dir(folder: str | None = None) -> str:
+    """The shared data folder: ``folder``, else ``$NORM_ALIGN_SHARED``; TestSetError saying how to name one.
+    The library never guesses it from where it is installed."""
+    found = folder or os.environ.get(SHARED_ENV)
+    if not found:
+        raise TestSetError(
+            f"no shared data folder: set ${SHARED_ENV} (the folder holding gold/, parallel/, system_outputs/; "
+            "./run and the test suite set it to ../shared/data beside a checkout) or pass the script's option"
+        )
+    return found
 
 
 class TestSetError(ValueError):
@@ -497,13 +508,14 @@ def get(name: str) -> TestSet:
 
 def testsets_dir(folder: str | None = None) -> str | None:
     """The folder of the sets that are not shipped: ``folder``, else ``$NORM_ALIGN_TESTSETS``, else
-    ``../shared/data/gold`` beside a source checkout when it exists (None: no folder)."""
+    ``$NORM_ALIGN_SHARED/gold`` (None: no folder)."""
     if folder:
         return folder
     if os.environ.get(ENV):
         return os.environ[ENV]
-    shared = os.path.join(shared_data_dir(), "gold")
-    return shared if os.path.isdir(shared) else None
+    if os.environ.get(SHARED_ENV):
+        return os.path.join(os.environ[SHARED_ENV], "gold")
+    return None
 
 
 def location(spec: TestSet, folder: str | None = None) -> str | None:

@@ -345,7 +345,7 @@ def read_calibration(path: str) -> Calibration:
 
 def write_calibration(path: str, calibration: Calibration) -> None:
     """Write atomically (no partial file is ever left)."""
-    from .formats import write_text_atomic
+    from ..io.atomic import write_text_atomic
 
     write_text_atomic(os.fspath(path), calibration.to_json())
 

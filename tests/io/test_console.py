@@ -1,6 +1,6 @@
 """Every console script, run as a user runs it: a reader that closes the pipe early (``| head -1``)
 and arguments with bytes that are not UTF-8 end in one line and exit status 0 or 1, never a traceback
-(align.links.console)."""
+(align.io.console)."""
 
 import os
 import subprocess
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from align.links.console import clean_text
+from align.io.console import clean_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENV = {**os.environ, "PYTHONPATH": ROOT, "LC_ALL": "C.UTF-8", "PYTHONUTF8": "0", "OMP_NUM_THREADS": "1"}

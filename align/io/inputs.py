@@ -13,7 +13,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 
-from .formats import BLOCK_LINES, AlignmentFormatError, _LineReader, split_tokens
+from .errors import AlignmentFormatError
+from .lines import BLOCK_LINES, LineReader
+from .text import split_tokens
 
 LINE_BREAKS = {
     "\r": "a carriage return (\\r)",
@@ -51,7 +53,7 @@ class PairReader:
         return self._hash.hexdigest()
 
     def __iter__(self) -> Iterator[tuple[int, list[str], list[str] | None]]:
-        with _LineReader(self.path) as reader:
+        with LineReader(self.path) as reader:
             while True:
                 first = reader.next_line
                 block = reader.take(BLOCK_LINES)
@@ -109,5 +111,5 @@ def count_lines(path: str) -> int | None:
     """Lines of a file (a last line without ``\\n`` counts), read in blocks; None for stdin."""
     if path == "-":
         return None
-    with _LineReader(path) as reader:
+    with LineReader(path) as reader:
         return reader.skip_all()

@@ -1,4 +1,4 @@
-"""align.links.softscores: the .scores.jsonl format (one quantized (tgt, src) matrix per line)."""
+"""align.io.softscores: the .scores.jsonl format (one quantized (tgt, src) matrix per line)."""
 
 import base64
 import gzip
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from align.links.formats import AlignmentFormatError
-from align.links.softscores import (
+from align.io.errors import AlignmentFormatError
+from align.io.softscores import (
     PRECISIONS,
     ScoresFormatError,
     decode_scores,
@@ -217,7 +217,7 @@ def test_write_and_iter_float32(tmp_path):
 
 def test_imports_without_torch():
     code = (
-        "import sys; sys.modules['torch'] = None; import align.links.softscores, eval.view; "
+        "import sys; sys.modules['torch'] = None; import align.io.softscores, eval.view; "
         "bad = [m for m in ('torch', 'fairseq', 'transformers', 'matplotlib') if sys.modules.get(m)]; "
         "print(bad); sys.exit(bool(bad))"
     )

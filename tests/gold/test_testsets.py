@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from conftest import SHARED
 
-from align.links import testsets
-from align.links.formats import read_text_pairs
+from align.gold import testsets
+from align.io.text import read_text_pairs
 
 
 def needs_shared(spec):
@@ -123,3 +123,14 @@ def test_listing_says_where_each_set_is(tmp_path):
     assert rows["hansards"]["where"] == "shipped" and rows["rwth"]["where"] is None
     text = testsets.format_listing(testsets.listing(str(tmp_path)))
     assert "missing" in text and "hansards  en-fr    447" in text
+
+
+def test_shared_data_is_found_only_through_the_variable_or_option(monkeypatch):
+    monkeypatch.setenv("NORM_ALIGN_SHARED", "/some/where")
+    assert testsets.shared_data_dir() == "/some/where" and testsets.shared_data_dir("/x") == "/x"
+    monkeypatch.delenv(testsets.ENV, raising=False)
+    assert testsets.testsets_dir() == os.path.join("/some/where", "gold")
+    monkeypatch.delenv("NORM_ALIGN_SHARED")
+    with pytest.raises(testsets.TestSetError, match=r"set \$NORM_ALIGN_SHARED"):
+        testsets.shared_data_dir()
+    assert testsets.testsets_dir() is None  # never ../shared guessed from where the package is

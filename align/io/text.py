@@ -1,0 +1,50 @@
+"""Sentence text: ``source ||| target`` pairs and WPT ``<s snum=N>`` files, tokens split on ASCII space and tab."""
+
+from __future__ import annotations
+
+import re
+
+from .errors import AlignmentFormatError
+from .lines import display_name, iter_line_chunks
+
+
+def read_text_pairs(path: str) -> list[tuple[list[str], list[str]]]:
+    """Read ``src ||| tgt`` lines into token lists (split on ASCII space and tab only)."""
+    name = display_name(path)
+    pairs: list[tuple[list[str], list[str]]] = []
+    for first_line, lines in iter_line_chunks(path):
+        pairs.extend(parse_text_pair(line, name, first_line + i) for i, line in enumerate(lines))
+    return pairs
+
+
+def parse_text_pair(line: str, name: str, lineno: int) -> tuple[list[str], list[str]]:
+    parts = line.split(" ||| ")
+    if len(parts) != 2:
+        parts = line.split("|||")
+    if len(parts) != 2:
+        raise AlignmentFormatError(
+            name, lineno, f"found {line.count('|||')} '|||' separators; expected one line 'source ||| target'"
+        )
+    return split_tokens(parts[0]), split_tokens(parts[1])
+
+
+def split_tokens(text: str) -> list[str]:
+    """Split on ASCII space and tab only: U+3000 and other Unicode spaces can be tokens."""
+    return [t for t in re.split(r"[ \t]+", text) if t]
+
+
+_WPT_RE = re.compile(r"\s*<s snum=\"?([0-9]+)\"?>(.*)</s>\s*")
+
+
+def read_wpt_text(path: str) -> tuple[list[int], list[list[str]]]:
+    """Read a WPT text file of ``<s snum=N> tokens </s>`` lines: sentence numbers and tokens."""
+    name = str(path)
+    ids, sents = [], []
+    for first_line, lines in iter_line_chunks(path):
+        for i, line in enumerate(lines):
+            m = _WPT_RE.fullmatch(line)
+            if not m:
+                raise AlignmentFormatError(name, first_line + i, f"found {line[:60]!r}; expected '<s snum=N> ... </s>'")
+            ids.append(int(m[1]))
+            sents.append(split_tokens(m[2]))
+    return ids, sents
