@@ -40,7 +40,10 @@ LAYERS: dict[str, tuple[str, frozenset[str]]] = {
         frozenset({"align.extraction", "align.cli", "eval", "numpy.distutils"}) | FRAMEWORKS,
     ),
     "align/extraction": ("torch, the layers above", frozenset({"align.cli", "eval"}) | FRAMEWORKS),
-    "align/cli": ("any `align` layer (frameworks only through loaders named at run time)", frozenset({"eval"}) | FRAMEWORKS),
+    "align/cli": (
+        "any `align` layer (frameworks only through loaders named at run time)",
+        frozenset({"eval"}) | FRAMEWORKS,
+    ),
     "eval": (
         "numpy, `align.spec` and the numpy layers",
         frozenset({"torch", "align.attribution", "align.extraction", "align.cli"}) | FRAMEWORKS,

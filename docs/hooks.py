@@ -193,9 +193,7 @@ def layout_table() -> str:
         init = os.path.join(path, "__init__.py")
         doc = ast.get_docstring(ast.parse(open(init, encoding="utf-8").read())) if os.path.exists(init) else ""
         mods = sorted(n[:-3] for n in os.listdir(path) if n.endswith(".py") and n != "__init__.py")
-        out.append(
-            f"| `{folder}/` | {_cell(_first_sentence(doc))} | {', '.join(f'`{m}`' for m in mods)} | {may} |"
-        )
+        out.append(f"| `{folder}/` | {_cell(_first_sentence(doc))} | {', '.join(f'`{m}`' for m in mods)} | {may} |")
     return "\n".join(out)
 
 
