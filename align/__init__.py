@@ -83,6 +83,7 @@ MOVED = {
     "align.outputs": "align.extraction.outputs",
     "align.signature": "align.spec.signature",
     "align.extraction.signature": "align.spec.signature",
+    "align.cli.extras": "align.extraction.extras",
     "align.links.formats": "align.io",
     "align.links.inputs": "align.io.inputs",
     "align.links.softscores": "align.io.softscores",

@@ -99,9 +99,9 @@ def speed(model: str, n: int, device: str, dtype: str, batch: int) -> dict:
     """Plain forward vs forward + each method at one layer and at all layers, the same batches."""
     import torch
 
-    from align.cli.extract import load_aligner
     from align.extraction.adapters import Batch
     from align.extraction.engine import collate, score_pairs
+    from align.extraction.loading import load_aligner
 
     aligner = load_aligner(model, device=device, dtype=getattr(torch, dtype))
     with open(HANSARDS, encoding="utf-8") as f:

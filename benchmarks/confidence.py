@@ -30,8 +30,13 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from align.cli.calibrate import calibration_setting, gold_cells  # noqa: E402
-from align.confidence.calibration import CORRUPTIONS, corrupt, fit_calibration  # noqa: E402
+from align.confidence.calibration import (  # noqa: E402
+    CORRUPTIONS,
+    corrupt,
+    fit_calibration,
+    gold_cells,  # noqa: E402
+)
+from align.extraction.plan import calibration_setting  # noqa: E402
 from align.gold import testsets  # noqa: E402
 from align.io.atomic import write_text_atomic  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402

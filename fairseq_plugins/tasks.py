@@ -18,7 +18,7 @@ from align.attribution.methods import METHODS
 from align.extraction.adapters import FairseqAdapter
 from align.extraction.engine import Recorder, check_spec, links_for, n_layers_heads, score_pairs, score_recorded
 from align.extraction.launch import shard_from_env
-from align.extraction.outputs import OutputExistsError, check_destination, clean_stale, publishing
+from align.extraction.outputs import OutputExistsError, check_destination, clean_stale
 from align.io.formats import format_links
 from align.io.inputs import LINE_BREAKS, InputError
 from align.links.decode import DECODERS
@@ -505,15 +505,16 @@ class NormAlignGenerator:
                 if merged:
                     logger.info("all %d shards are done: merged into %s", shards, merged)
         else:
-            from align.extraction.shards import write_manifest
+            from align.extraction.writer import OutputFolder
 
-            with publishing(folder, self.task.cfg.alignment_dump_overwrite) as tmp:
+            with OutputFolder(folder, self.task.cfg.alignment_dump_overwrite) as out:
+                out.open(sorted(self.dump))
                 for name, lines in self.dump.items():
                     if sorted(lines) != list(range(n_total)):
                         raise ValueError(f"{name}: alignments for {len(lines)} sentence ids, expected 0..{n_total - 1}")
-                    with open(os.path.join(tmp, name), "w", encoding="utf-8", newline="\n") as f:
-                        f.writelines(lines[k] + "\n" for k in range(n_total))
-                write_manifest(tmp, {"sentences": n_total, "files": sorted(self.dump), "signature": sig})
+                    for k in range(n_total):
+                        out.write(name, k, lines[k])
+                out.finish(n_total, sig)
         logger.info("wrote %d alignment files of %d sentences to %s", len(self.dump), len(expected), folder)
         self.dump = {}
         self.written = True

@@ -20,14 +20,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import __version__
-from ..confidence.calibration import CORRUPTIONS, corrupt, fit_calibration, write_calibration
+from ..confidence.calibration import CORRUPTIONS, corrupt, fit_calibration, fold_indices, gold_cells, write_calibration
+from ..extraction.aligner import score_matrices
+from ..extraction.loading import LOADERS, framework_of, load_aligner, one_line as _one_line
+from ..extraction.plan import calibration_setting
 from ..gold import testsets
 from ..io.console import console_main
 from ..io.errors import AlignmentFormatError
 from ..io.formats import FORMATS, check_links_in_range, read_alignments
 from ..io.text import read_text_pairs
+from ..links.alignments import Alignments
 from ..spec.signature import identity_fields
-from .extract import LOADERS, _one_line, _quiet, framework_of, load_aligner, run_naming_extras
+from .common import quiet_frameworks as _quiet, run_naming_extras
 
 FOLDS = ("all", "odd", "even")
 
@@ -74,34 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def gold_cells(gold, k: int, t: int, s: int) -> np.ndarray:
-    """(T, S) 0/1 matrix of sentence ``k``'s gold links, sure and possible."""
-    cells = np.zeros((t, s))
-    for a, b in gold.links(k, "all"):
-        cells[b, a] = 1.0
-    return cells
-
-
-def fold_indices(n: int, fit_on: str) -> tuple[list[int], list[int]]:
-    """0-based sentence indices to fit on and to hold out: ``odd`` = lines 1, 3, ... (indices 0, 2, ...)."""
-    if fit_on == "all":
-        return list(range(n)), []
-    first = 0 if fit_on == "odd" else 1
-    fit = list(range(first, n, 2))
-    return fit, [k for k in range(n) if k % 2 != first]
-
-
-def score_matrices(aligner, spec, name: str, pairs: Sequence, batch_size: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(word scores (T, S), NULL mass (T,)) of setting ``name`` for every pair, in order."""
-    items = [(f"sentence {k + 1}", s, t) for k, (s, t) in enumerate(pairs)]
-    out = []
-    for _, se, te, sc in aligner.score_items(items, spec, batch_size):
-        w = aligner.word_scores(se, te, sc, spec, null=True)[name]
-        out.append((w[:, :-1], w[:, -1]))
-    return out
-
-
-def read_gold_pairs(args) -> tuple[list, object, str]:
+def read_gold_pairs(args) -> tuple[list, Alignments, str]:
     """The sentence pairs, the gold and a name for them (``-t``'s signature, or the files)."""
     if args.test_set:
         ts = testsets.load(args.test_set, args.langs, args.testsets_dir)
@@ -230,19 +207,6 @@ def _main(argv: Sequence[str] | None = None) -> int:
             f"in {cal.fitted_on['cells']} cells): ECE {cal.measured['ece_fitted']:.4f}{held_text} -> {args.out}"
         )
     return 0
-
-
-def calibration_setting(spec, method: str, layer: int, shift: str) -> dict:
-    """The setting a calibration holds for (what align-extract --calibration checks)."""
-    return {
-        "method": method,
-        "layer": layer,
-        "shift": shift,
-        "level": spec.level,
-        "heads": list(spec.heads) if spec.heads else "all",
-        "src_reduce": spec.src_reduce,
-        "tgt_reduce": spec.tgt_reduce,
-    }
 
 
 if __name__ == "__main__":

@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from ..links.alignments import Alignments
+
 CELL_FEATURES = (
     "row_share",
     "col_share",
@@ -405,3 +407,20 @@ def fit_calibration(
         "negatives": len(neg),
     }
     return cal
+
+
+def gold_cells(gold: Alignments, k: int, t: int, s: int) -> np.ndarray:
+    """(T, S) 0/1 matrix of sentence ``k``'s gold links, sure and possible."""
+    cells = np.zeros((t, s))
+    for a, b in gold.links(k, "all"):
+        cells[b, a] = 1.0
+    return cells
+
+
+def fold_indices(n: int, fit_on: str) -> tuple[list[int], list[int]]:
+    """0-based sentence indices to fit on and to hold out: ``odd`` = lines 1, 3, ... (indices 0, 2, ...)."""
+    if fit_on == "all":
+        return list(range(n)), []
+    first = 0 if fit_on == "odd" else 1
+    fit = list(range(first, n, 2))
+    return fit, [k for k in range(n) if k % 2 != first]

@@ -390,3 +390,17 @@ class Aligner:
             for name, links in self.links(se, te, sc, spec, per_head_files=True).items():
                 out.setdefault(name, []).append(links)
         return out
+
+
+def score_matrices(
+    aligner: Aligner, spec: AlignSpec | None, name: str, pairs: Sequence, batch_size: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(word scores (T, S), NULL mass (T,)) of setting ``name`` for every pair, in order."""
+    if spec is None:
+        raise ValueError("score_matrices needs the spec of the setting")
+    items = [(f"sentence {k + 1}", s, t) for k, (s, t) in enumerate(pairs)]
+    out = []
+    for _, se, te, sc in aligner.score_items(items, spec, batch_size):
+        w = aligner.word_scores(se, te, sc, spec, null=True)[name]
+        out.append((w[:, :-1], w[:, -1]))
+    return out

@@ -79,14 +79,16 @@ def write_shard(
     final = shard_dir(folder, shard, shards)
     if os.path.exists(final) and not overwrite:
         raise ShardError(f"{final} exists already: remove it before writing the shard again")
+    from .writer import OutputFolder  # the one writer of output folders (it builds on this module's manifests)
+
     ids: set[int] = set()
-    with publishing(final, overwrite) as tmp:
+    with OutputFolder(final, overwrite, shard=(shard, shards)) as out:
+        out.open(files)
         for name, rows in files.items():
-            with open(os.path.join(tmp, name), "w", encoding="utf-8", newline="\n") as f:
-                for i, payload in sorted(rows):
-                    f.write(f"{i}\t{payload}\n")
-                    ids.add(i)
-        write_manifest(tmp, shard_manifest(shard, shards, total, len(ids), list(files), signature))
+            for i, payload in sorted(rows):
+                out.write(name, i, payload)
+                ids.add(i)
+        out.finish(len(ids), signature or {}, total=total)
     return final
 
 

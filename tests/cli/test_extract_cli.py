@@ -271,7 +271,7 @@ def test_compressed_input(pairs_file, tmp_path, capsys, suffix):
 
 
 def test_streaming_chunks_give_the_same_files(pairs_file, tmp_path, monkeypatch):
-    import align.cli.extract as cli
+    import align.extraction.run as cli
 
     whole, small = tmp_path / "whole", tmp_path / "small"
     args = ["--model", MODEL, "--input", pairs_file, "--methods", "norm,attn-head", "--layers", "1"]

@@ -1,4 +1,4 @@
-"""A command that needs an extra says which, in one line, with exit status 2 (align.cli.extras)."""
+"""A command that needs an extra says which, in one line, with exit status 2 (align.extraction.extras)."""
 
 import os
 import subprocess
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from align.cli.extras import install_hint, missing_module
+from align.extraction.extras import install_hint, missing_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PAIRS = os.path.join(ROOT, "align", "gold", "sets", "enfr_hansards", "enfr.src-tgt")

@@ -1,0 +1,135 @@
+"""Loading a model as an :class:`~align.extraction.aligner.Aligner`, and a reverse model checked against it.
+
+The framework loaders are named here and imported only when used: ``align`` never imports fairseq or
+transformers. Errors are one line: :class:`RunError` for a model or file that cannot be used (exit 1),
+:class:`UsageError` for flags that do not fit the model (exit 2); a command prints them as they are.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from ..spec.alignspec import AlignSpec
+from ..spec.signature import identity_fields
+
+LOADERS = {
+    "fairseq": "fairseq_plugins.hub:NormAligner.from_checkpoint",
+    "hf": "hf_plugins.hub:HFAligner.from_pretrained",
+}
+"""Framework name -> ``module:callable`` that loads a model path as an Aligner."""
+
+
+class RunError(ValueError):
+    """A model, file or setting that cannot be used: a command's exit 1, its message one line."""
+
+
+class UsageError(ValueError):
+    """Flags that do not fit (each other or the model): a command's exit 2, its message one line."""
+
+
+def one_line(e: BaseException) -> str:
+    """An error as one line: a message of several lines is joined with '; ' (one line is promised)."""
+    text = "; ".join(x.strip() for x in str(e).splitlines() if x.strip())
+    return text if text else type(e).__name__
+
+
+def framework_of(path: str) -> str:
+    """``hf`` for a folder with config.json or a Hub id (``ORG/NAME``: not a local path), else ``fairseq``."""
+    if os.path.isdir(path):
+        return "hf" if os.path.isfile(os.path.join(path, "config.json")) else "fairseq"
+    return "fairseq" if os.path.exists(path) or path.endswith((".pt", ".safetensors")) else "hf"
+
+
+def load_aligner(path: str, framework: str | None = None, **kwargs: Any) -> Any:
+    """Load a model as an :class:`align.extraction.aligner.Aligner` with the framework's loader (``kwargs``
+    that are None are left out: the loader's defaults)."""
+    framework = framework or framework_of(path)
+    if framework not in LOADERS:
+        raise ValueError(f"unknown framework {framework!r}; valid: {', '.join(LOADERS)}")
+    module, _, attr = LOADERS[framework].partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj(path, **{k: v for k, v in kwargs.items() if v is not None})
+
+
+def load_reverse(
+    path: str,
+    aligner: Any,
+    spec: AlignSpec,
+    forward_kwargs: Mapping[str, Any],
+    opts: Mapping[str, float],
+    *,
+    lowercase: bool = False,
+    forward_path: str = "",
+) -> tuple[Any, AlignSpec]:
+    """``(reverse aligner, its spec)`` for ``--reverse-model``, checked against the forward model: the same
+    settings exist in it, and the languages it declares are the forward model's turned round. RunError when it
+    cannot be used, UsageError when the flags do not fit it; a missing framework's ModuleNotFoundError passes."""
+    from .extras import missing_module
+
+    rfw = framework_of(path)
+    rkwargs = {k: v for k, v in forward_kwargs.items() if k not in ("src_lang", "tgt_lang", "trust")}
+    if rfw == "hf":  # the same multilingual model the other way round: its languages swapped
+        rkwargs.update(src_lang=forward_kwargs.get("tgt_lang"), tgt_lang=forward_kwargs.get("src_lang"))
+    else:
+        rkwargs.update(trust=forward_kwargs.get("trust"))
+    try:
+        reverse = load_aligner(path, rfw, **rkwargs)
+    except Exception as e:  # the framework's own errors: one line
+        if missing_module(e):
+            raise
+        msg = one_line(e)
+        raise RunError(f"--reverse-model {msg if msg.startswith(path) else f'{path}: {msg}'}") from None
+    if lowercase:
+        reverse.lowercase = True
+    (fs, ft), (rs, rt) = aligner.languages(), reverse.languages()
+    if None not in (fs, ft, rs, rt) and (rs, rt) != (ft, fs):
+        raise RunError(
+            f"--reverse-model {path} translates {rs}->{rt}; expected {ft}->{fs}, the --model's "
+            f"direction ({fs}->{ft}) turned round"
+        )
+    same = identity_fields(reverse.identity()) == identity_fields(aligner.identity())
+    if same and (None in (fs, ft) or (fs, ft) == (rs, rt)):
+        raise RunError(
+            f"--reverse-model {path} is the --model itself with no languages to swap: it would "
+            "align the same direction twice; give the model of the other direction, or a multilingual model's "
+            "--src-lang and --tgt-lang (the reverse run swaps them)"
+        )
+    if reverse.lowercase != aligner.lowercase:
+        raise RunError(
+            f"--reverse-model {path} was trained on "
+            + ("lowercased" if reverse.lowercase else "cased")
+            + f" text and --model {forward_path} on "
+            + ("lowercased" if aligner.lowercase else "cased")
+            + " text; the two directions would read different words (give both the same preprocessing, "
+            "e.g. --lowercase)"
+        )
+    heads = list(spec.heads) if spec.heads else None
+    try:
+        rspec = reverse.spec(
+            spec.methods,
+            spec.layers,
+            spec.shifts,
+            spec.level,
+            spec.decoder,
+            heads,
+            spec.specials_policy,
+            blends=spec.blends,
+            **opts,
+        )
+    except ValueError as e:  # a layer or head the reverse model does not have
+        raise UsageError(f"--reverse-model {path}: {e}") from None
+    per_head = spec.heads is None
+    mine = [n for n, *_ in aligner.settings(spec, per_head)]
+    theirs = [n for n, *_ in reverse.settings(rspec, per_head)]
+    if mine != theirs:
+        extra = sorted(set(mine) ^ set(theirs))
+        raise UsageError(
+            f"--reverse-model {path}: has {reverse.n_heads} heads per layer and --model {aligner.n_heads}, so "
+            f"their per-head files differ ({', '.join(extra[:3])}); give --heads"
+        )
+    return reverse, rspec
