@@ -1,5 +1,6 @@
 """Named test sets: every entry loads, verifies and normalises its original files as the registry says."""
 
+import dataclasses
 import os
 import shutil
 
@@ -105,6 +106,37 @@ def test_a_missing_set_says_which_files_to_put_where(tmp_path, monkeypatch):
     msg = str(e.value)
     assert "not shipped" in msg and "deen.src-tgt, deen.gold" in msg and str(tmp_path / "deen_rwth") in msg
     assert "rwth-aachen" in msg
+
+
+def test_a_shipped_set_with_a_missing_file_says_the_installation_is_damaged(tmp_path, monkeypatch):
+    shipped = tmp_path / "sets"
+    shutil.copytree(os.path.join(testsets.SHIPPED_DIR, "enfr_hansards"), shipped / "enfr_hansards")
+    (shipped / "enfr_hansards" / "enfr.gold").unlink()
+    monkeypatch.setattr(testsets, "SHIPPED_DIR", str(shipped))
+    monkeypatch.delenv(testsets.ENV, raising=False)
+    monkeypatch.delenv(testsets.SHARED_ENV, raising=False)
+    with pytest.raises(testsets.TestSetError) as e:
+        testsets.load("hansards")
+    msg = str(e.value)
+    assert "not shipped" not in msg and "ships with norm-align" in msg and "installation is damaged" in msg
+    assert f"enfr.gold is missing from {shipped / 'enfr_hansards'}" in msg and "enfr.src-tgt" not in msg
+    monkeypatch.setenv(testsets.ENV, str(tmp_path / "other"))  # a folder that does not have it either
+    with pytest.raises(testsets.TestSetError, match=r"does not hold them all either"):
+        testsets.load("hansards")
+    row = testsets.format_listing(testsets.listing()).splitlines()[2]
+    assert row.startswith("hansards") and row.endswith("missing from the installed package (damaged: reinstall)")
+
+
+def test_an_entry_of_an_unknown_layout_is_refused_naming_the_set(monkeypatch):
+    from align.gold import registry
+    from align.gold.layouts import UnknownLayoutError
+
+    bad = dataclasses.replace(testsets.get("hansards"), text=("tsv", "enfr.src-tgt"))
+    monkeypatch.setitem(registry.TESTSETS, "hansards", bad)
+    with pytest.raises(
+        UnknownLayoutError, match=r"^test set 'hansards': unknown text layout 'tsv'; valid: pairs, sides, wpt$"
+    ):
+        testsets.load("hansards")
 
 
 def test_a_changed_file_is_refused_unless_unverified(tmp_path, shared):
