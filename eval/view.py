@@ -36,9 +36,9 @@ from align.gold import testsets
 from align.io.atomic import write_text_atomic
 from align.io.console import clean_text, console_main
 from align.io.errors import AlignmentFormatError, LineCountError
-from align.io.formats import check_links_in_range, read_alignments
+from align.io.formats import read_alignments
 from align.io.softscores import SUFFIX as SCORES_SUFFIX, iter_scores_meta, quantize_scores
-from align.io.text import read_text_pairs
+from align.io.text import check_links_in_range, read_text_pairs
 from align.links.alignments import Alignments
 
 from .cli import UsageError, _read_ids, add_format_args, add_testset_args, load_testset, parse_flags, signature

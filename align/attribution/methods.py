@@ -19,12 +19,12 @@ from typing import Any, TypeVar, cast
 from torch import Tensor
 
 from .contrib import alti_block, rollout_decoder_step, rollout_encoder, value_zeroing
+from .feedforward import score_attn_res_ln_ff
 from .norms import (
     CrossAttentionLayer,
     LayerInputs,
     score_attn,
     score_attn_res_ln,
-    score_attn_res_ln_ff,
     score_norm,
     score_norm_head,
     value_grams,

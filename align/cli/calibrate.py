@@ -16,19 +16,20 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from .. import __version__
 from ..confidence.calibration import CORRUPTIONS, corrupt, fit_calibration, fold_indices, gold_cells, write_calibration
 from ..extraction.aligner import score_matrices
-from ..extraction.loading import LOADERS, framework_of, load_aligner, one_line as _one_line
+from ..extraction.loading import LOADERS, RunError, framework_of, load_aligner, one_line as _one_line
 from ..extraction.plan import calibration_setting
 from ..gold import testsets
 from ..io.console import console_main
 from ..io.errors import AlignmentFormatError
-from ..io.formats import FORMATS, check_links_in_range, read_alignments
-from ..io.text import read_text_pairs
+from ..io.formats import FORMATS, read_alignments
+from ..io.text import check_links_in_range, read_text_pairs
 from ..links.alignments import Alignments
 from ..spec.signature import identity_fields
 from .common import quiet_frameworks as _quiet, run_naming_extras
@@ -95,6 +96,56 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_naming_extras("align-calibrate", _main, argv)
 
 
+def _print_summary(args: argparse.Namespace, name: str, cal: Any, fitted: int, held: int, t0: float) -> None:
+    """The run's summary: one line, or JSON with --format json."""
+    summary = {
+        "out": args.out,
+        "setting": name,
+        "fitted_on": cal.fitted_on,
+        "measured": cal.measured,
+        "seconds": round(time.time() - t0, 1),
+    }
+    if args.format == "json":
+        print(json.dumps(summary))
+        return
+    held_text = f"; held out {held}: ECE {cal.measured['ece_held_out']:.4f}" if held else ""
+    print(
+        f"calibrated {name} of {args.model} on {fitted} sentences ({cal.fitted_on['gold_links']} gold links "
+        f"in {cal.fitted_on['cells']} cells): ECE {cal.measured['ece_fitted']:.4f}{held_text} -> {args.out}"
+    )
+
+
+def _load_models(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The model and (with --reverse-model) the reverse model; RunError naming the model that failed."""
+    import torch
+
+    fw = args.framework or framework_of(args.model)
+    try:
+        aligner = load_aligner(
+            args.model,
+            fw,
+            device=args.device,
+            dtype=torch.float32,
+            **({"src_lang": args.src_lang, "tgt_lang": args.tgt_lang} if fw == "hf" else {}),
+        )
+    except Exception as e:  # a framework's own error types too: one line
+        raise RunError(f"{args.model}: {_one_line(e)}") from None
+    reverse = None
+    if args.reverse_model:
+        try:
+            rfw = framework_of(args.reverse_model)
+            reverse = load_aligner(
+                args.reverse_model,
+                rfw,
+                device=args.device,
+                dtype=torch.float32,
+                **({"src_lang": args.tgt_lang, "tgt_lang": args.src_lang} if rfw == "hf" else {}),
+            )
+        except Exception as e:
+            raise RunError(f"{args.reverse_model}: {_one_line(e)}") from None
+    return aligner, reverse
+
+
 def _main(argv: Sequence[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
@@ -113,34 +164,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except (AlignmentFormatError, ValueError, OSError) as e:
         print(f"align-calibrate: {_one_line(e)}", file=sys.stderr)
         return 1
-    import torch
-
-    fw = args.framework or framework_of(args.model)
     try:
-        aligner = load_aligner(
-            args.model,
-            fw,
-            device=args.device,
-            dtype=torch.float32,
-            **({"src_lang": args.src_lang, "tgt_lang": args.tgt_lang} if fw == "hf" else {}),
-        )
-    except Exception as e:  # a framework's own error types too: one line
-        print(f"align-calibrate: {args.model}: {_one_line(e)}", file=sys.stderr)
+        aligner, reverse = _load_models(args)
+    except RunError as e:
+        print(f"align-calibrate: {e}", file=sys.stderr)
         return 1
-    reverse = None
-    if args.reverse_model:
-        try:
-            rfw = framework_of(args.reverse_model)
-            reverse = load_aligner(
-                args.reverse_model,
-                rfw,
-                device=args.device,
-                dtype=torch.float32,
-                **({"src_lang": args.tgt_lang, "tgt_lang": args.src_lang} if rfw == "hf" else {}),
-            )
-        except Exception as e:
-            print(f"align-calibrate: {args.reverse_model}: {_one_line(e)}", file=sys.stderr)
-            return 1
     try:
         spec = aligner.spec([args.method], [args.layer], [args.shift])
         rspec = reverse.spec([args.method], [args.layer], [args.shift]) if reverse else None
@@ -191,21 +219,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:
         print(f"align-calibrate: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
         return 1
-    summary = {
-        "out": args.out,
-        "setting": name,
-        "fitted_on": cal.fitted_on,
-        "measured": cal.measured,
-        "seconds": round(time.time() - t0, 1),
-    }
-    if args.format == "json":
-        print(json.dumps(summary))
-    else:
-        held_text = f"; held out {len(held)}: ECE {cal.measured['ece_held_out']:.4f}" if held else ""
-        print(
-            f"calibrated {name} of {args.model} on {len(fit)} sentences ({cal.fitted_on['gold_links']} gold links "
-            f"in {cal.fitted_on['cells']} cells): ECE {cal.measured['ece_fitted']:.4f}{held_text} -> {args.out}"
-        )
+    _print_summary(args, name, cal, len(fit), len(held), t0)
     return 0
 
 

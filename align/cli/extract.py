@@ -40,8 +40,7 @@ __all__ = ["InputError", "LOADERS", "build_parser", "framework_of", "load_aligne
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..links.decode import DECODERS
-
+    """align-extract's flags (help and --version work with numpy alone)."""
     try:
         from ..attribution.methods import METHODS
 
@@ -90,6 +89,17 @@ def build_parser() -> argparse.ArgumentParser:
         "default: print one setting",
     )
     ap.add_argument("--overwrite", action="store_true", help="replace an existing --out folder (whole, at the end)")
+    _setting_flags(ap, methods)
+    _input_output_flags(ap)
+    _both_directions_flags(ap)
+    _run_flags(ap)
+    return ap
+
+
+def _setting_flags(ap: argparse.ArgumentParser, methods: str) -> None:
+    """align-extract's flags of the settings: methods, layers, shifts, heads, level, decoder, specials."""
+    from ..links.decode import DECODERS
+
     ap.add_argument("--methods", default="norm", help=f"comma-separated, of: {methods} (default norm)")
     ap.add_argument("--layers", help="comma-separated decoder layers, 0-based (default: all with --out, else the last)")
     ap.add_argument(
@@ -124,6 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
         choices=SPECIALS,
         help="drop: EOS removed before decoding; null: a word whose best source is EOS stays unaligned (default drop)",
     )
+
+
+def _input_output_flags(ap: argparse.ArgumentParser) -> None:
+    """align-extract's flags of what is read and written beside the links: translation, truncation, score files."""
     ap.add_argument(
         "--translate",
         action="store_true",
@@ -156,6 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
         "float32 (the raw scores, four times the size: for thresholds and align-symmetrize; "
         "benchmarks/results/score_precision.md measures the difference) (default 8bit)",
     )
+
+
+def _both_directions_flags(ap: argparse.ArgumentParser) -> None:
+    """align-extract's flags of a calibration, the reverse model, blends, combinations, probabilities."""
     ap.add_argument(
         "--calibration",
         metavar="FILE",
@@ -207,6 +225,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --calibration: write sentence_scores.tsv "
         "(line, score in [0, 1]: P(the pair is a translation)) into --out",
     )
+
+
+def _run_flags(ap: argparse.ArgumentParser) -> None:
+    """align-extract's flags of how it runs: batches, device, dtype, languages, framework, shards, the summary, progress."""
     ap.add_argument(
         "--batch-size", type=int, default=32, help="pairs per forward pass (default 32; never changes an alignment)"
     )
@@ -243,7 +265,6 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="progress bar with pairs/s and ETA on stderr (auto: when stderr is a terminal)",
     )
-    return ap
 
 
 @console_main("align-extract")

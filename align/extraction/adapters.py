@@ -20,7 +20,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..attribution.norms import CrossAttentionLayer, FeedForwardBlock
+from ..attribution.feedforward import FeedForwardBlock
+from ..attribution.norms import CrossAttentionLayer
 
 
 class UnsupportedModelError(ValueError):

@@ -205,6 +205,41 @@ def _progress(plan: ExtractPlan) -> Any:
     )
 
 
+def _write_pair(
+    plan: ExtractPlan, out: OutputFolder, names: list[str], index: int, se: Any, te: Any, sc: Any,
+    scored: tuple | None,
+) -> int:  # fmt: skip
+    """Every file's line of pair ``index``: links of each setting and blend, the reverse model's and their
+    combinations, score files, the calibration's; ``scored`` is the reverse model's (source, target, scores).
+    Returns 1 when the reverse model cut words off the pair (--truncate), else 0."""
+    f, aligner, spec = plan.flags, plan.aligner, plan.spec
+    per_head_files = spec.heads is None
+    soft = f.save_scores or any(":" in x for x in plan.combos)
+    fwd = aligner.word_scores(se, te, sc, spec, per_head_files) if soft else {}
+    links_of = aligner.links(se, te, sc, spec, per_head_files, fwd)
+    rev: dict = {}
+    truncated = 0
+    if plan.reverse is not None and scored is not None:
+        rse, rte, rsc = scored
+        truncated = int(bool(rse.dropped or rte.dropped))
+        reverse, rspec = plan.reverse
+        rev = reverse.word_scores(rse, rte, rsc, rspec, per_head_files) if soft else {}
+    if plan.calibrated is not None:  # first: under --prob-threshold its links are NAME.align's
+        _write_calibrated(plan, se, te, sc, links_of, out, index, scored)
+    if plan.reverse is not None and scored is not None:
+        links_of.update(_both_directions(plan, names, links_of, fwd, rev, scored))
+    for name, links in links_of.items():
+        out.write(name, index, format_links(links))
+    if f.save_scores:
+        for name, m in fwd.items():
+            out.write(scores_name(name), index, encode_scores(m, precision=f.scores_precision))
+        for name, m in rev.items():
+            out.write(
+                scores_name(reverse_file(name)), index, encode_scores(m, precision=f.scores_precision, reverse=True)
+            )
+    return truncated
+
+
 def extract(plan: ExtractPlan, stdout: TextIO | None = None) -> dict[str, Any]:
     """Align every (shard's) pair of the plan's input, streaming. With an output folder, files go to a temporary
     folder published whole at the end; without, one setting is printed as it goes. Returns pairs, lines,
@@ -217,8 +252,6 @@ def extract(plan: ExtractPlan, stdout: TextIO | None = None) -> dict[str, Any]:
         reader.name = plan.input_name
     stats: dict[str, Any] = {"pairs": 0, "truncated": 0, "truncated_reverse": 0}
     bar = _progress(plan)
-    per_head_files = spec.heads is None
-    soft = f.save_scores or any(":" in x for x in plan.combos)
     out = OutputFolder(c.dest, f.overwrite, (c.shard, c.shards) if f.shard is not None else None) if c.dest else None
     names: list[str] = []
     with out if out is not None else nullcontext():
@@ -249,30 +282,7 @@ def extract(plan: ExtractPlan, stdout: TextIO | None = None) -> dict[str, Any]:
                     (m,), (la,), (sh,) = spec.methods, spec.layers or (), spec.shifts
                     lines.append(format_links(links_for(sc, se.words, te.words, spec, m, la, sh)) + "\n")
                     continue
-                index = chunk[k][0]
-                fwd = aligner.word_scores(se, te, sc, spec, per_head_files) if soft else {}
-                links_of = aligner.links(se, te, sc, spec, per_head_files, fwd)
-                rev: dict = {}
-                if plan.reverse is not None:
-                    rse, rte, rsc = rev_scored[k]
-                    stats["truncated_reverse"] += bool(rse.dropped or rte.dropped)
-                    reverse, rspec = plan.reverse
-                    rev = reverse.word_scores(rse, rte, rsc, rspec, per_head_files) if soft else {}
-                if plan.calibrated is not None:  # first: under --prob-threshold its links are NAME.align's
-                    _write_calibrated(plan, se, te, sc, links_of, out, index, rev_scored.get(k))
-                if plan.reverse is not None:
-                    links_of.update(_both_directions(plan, names, links_of, fwd, rev, rev_scored[k]))
-                for name, links in links_of.items():
-                    out.write(name, index, format_links(links))
-                if f.save_scores:
-                    for name, m in fwd.items():
-                        out.write(scores_name(name), index, encode_scores(m, precision=f.scores_precision))
-                    for name, m in rev.items():
-                        out.write(
-                            scores_name(reverse_file(name)),
-                            index,
-                            encode_scores(m, precision=f.scores_precision, reverse=True),
-                        )
+                stats["truncated_reverse"] += _write_pair(plan, out, names, chunk[k][0], se, te, sc, rev_scored.get(k))
             if out is None:
                 (stdout or sys.stdout).writelines(lines)
                 (stdout or sys.stdout).flush()

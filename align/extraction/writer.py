@@ -35,9 +35,7 @@ class OutputFolder:
         self.tmp = self._stack.enter_context(publishing(self.dest, self.overwrite))
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         self._close_files()
         self._stack.__exit__(kind, error, tb)  # publishes on success, removes the temporary folder on an error
 

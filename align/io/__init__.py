@@ -16,14 +16,13 @@ from .formats import (
     CountedStream,
     TextLengthStream,
     check_format,
-    check_links_in_range,
     format_links,
     raise_count_mismatch,
     read_alignments,
     write_alignments,
 )
 from .lines import BLOCK_LINES, iter_line_chunks, open_binary_input, read_lines
-from .text import read_text_pairs, read_wpt_text, split_tokens
+from .text import check_links_in_range, read_text_pairs, read_wpt_text, split_tokens
 
 __all__ = [
     "BLOCK_LINES",

@@ -491,28 +491,3 @@ def write_alignments(
                     toks.append(f"{s + base}p{t + base}" if fmt == "talp" else f"{s + base}-{t + base}-P")
             lines.append(" ".join(toks))
     write_text_atomic(path, "".join(line + "\n" for line in lines))
-
-
-def check_links_in_range(
-    alignments: Alignments, src_lengths: Sequence[int], tgt_lengths: Sequence[int], path: str
-) -> None:
-    """Raise LinkRangeError naming the first sentence (its line, for one-line-per-sentence formats)
-    whose link lies outside it."""
-    if len(src_lengths) != len(alignments) or len(tgt_lengths) != len(alignments):
-        raise LineCountError(
-            path, None, f"{len(alignments)} alignment lines but {len(src_lengths)} sentence pairs in the text"
-        )
-    sent = alignments.sentence_ids()
-    sl = np.asarray(src_lengths, dtype=np.int64)[sent]
-    tl = np.asarray(tgt_lengths, dtype=np.int64)[sent]
-    bad = np.flatnonzero((alignments.src >= sl) | (alignments.tgt >= tl))
-    if len(bad):
-        i = int(bad[0])
-        k = int(sent[i])
-        raise LinkRangeError(
-            path,
-            k + 1,
-            f"sentence {k + 1}: link ({alignments.src[i]}, {alignments.tgt[i]}) (0-based "
-            f"src, tgt) is outside a sentence pair of {sl[i]} source and {tl[i]} "
-            "target tokens; expected indices below the sentence lengths",
-        )

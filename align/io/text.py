@@ -1,10 +1,15 @@
-"""Sentence text: ``source ||| target`` pairs and WPT ``<s snum=N>`` files, tokens split on ASCII space and tab."""
+"""Sentence text: ``source ||| target`` pairs and WPT ``<s snum=N>`` files, tokens split on ASCII space and tab,
+and links checked against the sentences' lengths."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from .errors import AlignmentFormatError
+import numpy as np
+
+from ..links.alignments import Alignments
+from .errors import AlignmentFormatError, LineCountError, LinkRangeError
 from .lines import display_name, iter_line_chunks
 
 
@@ -48,3 +53,28 @@ def read_wpt_text(path: str) -> tuple[list[int], list[list[str]]]:
             ids.append(int(m[1]))
             sents.append(split_tokens(m[2]))
     return ids, sents
+
+
+def check_links_in_range(
+    alignments: Alignments, src_lengths: Sequence[int], tgt_lengths: Sequence[int], path: str
+) -> None:
+    """Raise LinkRangeError naming the first sentence (its line, for one-line-per-sentence formats)
+    whose link lies outside it."""
+    if len(src_lengths) != len(alignments) or len(tgt_lengths) != len(alignments):
+        raise LineCountError(
+            path, None, f"{len(alignments)} alignment lines but {len(src_lengths)} sentence pairs in the text"
+        )
+    sent = alignments.sentence_ids()
+    sl = np.asarray(src_lengths, dtype=np.int64)[sent]
+    tl = np.asarray(tgt_lengths, dtype=np.int64)[sent]
+    bad = np.flatnonzero((alignments.src >= sl) | (alignments.tgt >= tl))
+    if len(bad):
+        i = int(bad[0])
+        k = int(sent[i])
+        raise LinkRangeError(
+            path,
+            k + 1,
+            f"sentence {k + 1}: link ({alignments.src[i]}, {alignments.tgt[i]}) (0-based "
+            f"src, tgt) is outside a sentence pair of {sl[i]} source and {tl[i]} "
+            "target tokens; expected indices below the sentence lengths",
+        )

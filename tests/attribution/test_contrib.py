@@ -14,7 +14,8 @@ from align.attribution.contrib import (  # noqa: E402
     rollout_encoder,
     value_zeroing,
 )
-from align.attribution.norms import CrossAttentionLayer, FeedForwardBlock  # noqa: E402
+from align.attribution.feedforward import FeedForwardBlock  # noqa: E402
+from align.attribution.norms import CrossAttentionLayer  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

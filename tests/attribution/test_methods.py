@@ -10,6 +10,7 @@ torch = pytest.importorskip("torch")
 from test_norms import _inputs, _layer  # noqa: E402
 
 import align.attribution.methods as methods_mod  # noqa: E402
+from align.attribution.feedforward import FeedForwardBlock  # noqa: E402
 from align.attribution.methods import (  # noqa: E402
     METHODS,
     NEEDS,
@@ -23,7 +24,7 @@ from align.attribution.methods import (  # noqa: E402
     needs,
     register,
 )
-from align.attribution.norms import CrossAttentionLayer, FeedForwardBlock, LayerInputs, value_vectors  # noqa: E402
+from align.attribution.norms import CrossAttentionLayer, LayerInputs, value_vectors  # noqa: E402
 from align.extraction.engine import check_spec  # noqa: E402
 from align.spec.alignspec import AlignSpec  # noqa: E402
 

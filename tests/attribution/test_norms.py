@@ -225,7 +225,7 @@ def test_real_fairseq_layer():
 
 
 def _ff(D=16, F=32, act="relu", seed=5):
-    from align.attribution.norms import FeedForwardBlock
+    from align.attribution.feedforward import FeedForwardBlock
 
     g = torch.Generator().manual_seed(seed)
     r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
@@ -234,7 +234,7 @@ def _ff(D=16, F=32, act="relu", seed=5):
 
 def _hand_ff(act):
     # D = 2, F = 3: W1 = [[1, 0], [0, 1], [1, 1]], b1 = [0, -3, -1], W2 = [[1, 0, 1], [0, 1, 0]], b2 = [0.5, -0.5]
-    from align.attribution.norms import FeedForwardBlock
+    from align.attribution.feedforward import FeedForwardBlock
 
     return FeedForwardBlock(
         torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]),
@@ -253,7 +253,7 @@ def test_ff_shares_relu_by_hand():
     #   b1:        [0, -3, -1] -> gated [0, 0, -1] -> W2 -> [-1, 0]; + b2 -> bias [-0.5, -0.5]
     # FF(u) = W2 relu(z) + b2 = W2 [2, 0, 3] + b2 = [5.5, -0.5] = [2, 0] + [4, 0] + [-0.5, -0.5].
     # (The old path a*u with b1 fixed gave neuron 2 the gate 0.75: 4a - 1 > 0 only for a > 1/4.)
-    from align.attribution.norms import ff_gates, ff_shares
+    from align.attribution.feedforward import ff_gates, ff_shares
 
     ff = _hand_ff("relu")
     parts = torch.tensor([[[1.0, 0.0], [1.0, 2.0]]])  # (N=1, K=2, D=2)
@@ -272,7 +272,7 @@ def test_ff_shares_gelu_by_hand():
     #   b1: [0, -3, -1] * gates = [0, -0.4759658, -0.9986501]     -> W2 -> [-0.9986501, -0.4759658]
     #       + b2 = [-0.4986501, -0.9759658]
     # Sum [5.4504501, -0.6586553] = W2 gelu(z) + b2 = W2 [1.9544998, -0.1586553, 2.9959503] + b2.
-    from align.attribution.norms import ff_shares
+    from align.attribution.feedforward import ff_shares
 
     ff = _hand_ff("gelu")
     parts = torch.tensor([[[1.0, 0.0], [1.0, 2.0]]])
@@ -287,7 +287,7 @@ def test_ff_shares_gelu_by_hand():
 def test_ff_gates_are_the_exact_path_integral(act):
     # Plain reference: integrated gradients of g over z from 0, by autograd at 4000 midpoints,
     # times z, equals g(z) (completeness) and the gate times z; z == 0 gives g'(0).
-    from align.attribution.norms import ACTIVATIONS, ff_gates
+    from align.attribution.feedforward import ACTIVATIONS, ff_gates
 
     ff = _ff(act=act)
     u = torch.randn(1, 1, 16)
@@ -308,8 +308,8 @@ def test_ff_gates_are_the_exact_path_integral(act):
 def test_whole_layer_decomposition_adds_up_to_fairseq_layer(act, pre):
     # pre-LN (--decoder-normalize-before): y + FF(LN(y)) after y = residual + attention, not normalized
     pytest.importorskip("fairseq")
+    from align.attribution.feedforward import decompose_layer, score_attn_res_ln_ff
     from align.attribution.methods import layer_scores
-    from align.attribution.norms import decompose_layer, score_attn_res_ln_ff
 
     dec = _fairseq_decoder_layer(pre=pre, act=act)
     T, S, B = 5, 7, 2

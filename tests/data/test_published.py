@@ -102,8 +102,7 @@ def test_gold_sets_read_with_their_documented_counts(shared, path, fmt, base, re
 
 def test_enhi_naacl_with_wpt_sentence_numbers_and_its_bad_link(shared):
     from align.io.errors import LinkRangeError
-    from align.io.formats import check_links_in_range
-    from align.io.text import read_wpt_text
+    from align.io.text import check_links_in_range, read_wpt_text
 
     d = shared / "gold" / "enhi_wpt05"
     ids, en = read_wpt_text(str(d / "test.eng"))

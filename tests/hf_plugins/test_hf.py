@@ -11,8 +11,9 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")
 
+from align.attribution.feedforward import decompose_layer  # noqa: E402
 from align.attribution.methods import METHODS  # noqa: E402
-from align.attribution.norms import decompose_block, decompose_layer, value_vectors, values  # noqa: E402
+from align.attribution.norms import decompose_block, value_vectors, values  # noqa: E402
 from align.extraction.adapters import Batch, HFAdapter, UnsupportedModelError, prepare_hf_model  # noqa: E402
 from align.extraction.engine import Recorder, collate, score_pairs  # noqa: E402
 from align.links.subwords import SPECIAL, WordMapError  # noqa: E402
