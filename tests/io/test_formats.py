@@ -12,13 +12,12 @@ from align.io.formats import (
     FORMATS,
     AlignmentStream,
     TextLengthStream,
-    check_links_in_range,
     format_links,
     read_alignments,
     write_alignments,
 )
 from align.io.lines import read_lines
-from align.io.text import read_text_pairs, read_wpt_text, split_tokens
+from align.io.text import check_links_in_range, read_text_pairs, read_wpt_text, split_tokens
 from align.links.alignments import Alignments
 
 
