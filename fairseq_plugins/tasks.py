@@ -6,7 +6,7 @@ layer, shift, head) dump of word alignments in input order.
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 import torch
@@ -36,83 +36,64 @@ DECODER_OPTIONS = {"threshold": "threshold", "relative-threshold": "ratio"}
 """The decoders that take ``--alignment-threshold``, and the option it sets."""
 
 
+def _option(default: Any, help: str) -> Any:
+    """A task option: its default and its ``--help`` text (fairseq reads both from the dataclass field)."""
+    return field(default=default, metadata={"help": help})
+
+
 @dataclass
 class NormAlignConfig(TranslationConfig):
-    alignment_method: str = field(
-        default="norm", metadata={"help": f"score behind the A- lines, one of: {', '.join(METHODS)}"}
+    alignment_method: str = _option("norm", f"score behind the A- lines, one of: {', '.join(METHODS)}")
+    alignment_layer: Optional[int] = _option(None, "decoder layer, 0-based as in fairseq (default: the last)")
+    alignment_heads: Optional[str] = _option(
+        None, "comma-separated heads averaged by a per-head method (attn-head, norm-head); default: all"
     )
-    alignment_layer: Optional[int] = field(
-        default=None, metadata={"help": "decoder layer, 0-based as in fairseq (default: the last)"}
+    alignment_shift: str = _option(
+        "awo", "awo: read target word i at the step that predicts it; awi: where it is the input"
     )
-    alignment_heads: Optional[str] = field(
-        default=None,
-        metadata={"help": "comma-separated heads averaged by a per-head method (attn-head, norm-head); default: all"},
+    alignment_level: str = _option(
+        "word",
+        "word (subwords merged: sum over source pieces, mean over target pieces), "
+        "subword (token positions, as fairseq's own), or word-any (word pair linked if any pieces are)",
     )
-    alignment_shift: str = field(
-        default="awo",
-        metadata={"help": "awo: read target word i at the step that predicts it; awi: where it is the input"},
+    alignment_decoder: str = _option("argmax", f"one of: {', '.join(DECODERS)}")
+    alignment_threshold: Optional[float] = _option(
+        None,
+        "cutoff of the threshold decoders: threshold keeps cells whose share of their row is >= it "
+        "(default 0.1); relative-threshold keeps cells >= it times the row maximum (default 0.5)",
     )
-    alignment_level: str = field(
-        default="word",
-        metadata={
-            "help": "word (subwords merged: sum over source pieces, mean over target pieces), "
-            "subword (token positions, as fairseq's own), or word-any (word pair linked if any pieces are)"
-        },
+    alignment_specials: str = _option(
+        "drop", "drop: EOS is removed before decoding; null: a word whose best source is EOS stays unaligned"
     )
-    alignment_decoder: str = field(default="argmax", metadata={"help": f"one of: {', '.join(DECODERS)}"})
-    alignment_threshold: Optional[float] = field(
-        default=None,
-        metadata={
-            "help": "cutoff of the threshold decoders: threshold keeps cells whose share of their row is >= it "
-            "(default 0.1); relative-threshold keeps cells >= it times the row maximum (default 0.5)"
-        },
+    alignment_subwords: str = _option(
+        "auto", "subword scheme of the dictionaries: sentencepiece, subword-nmt, or auto (read the dictionary)"
     )
-    alignment_specials: str = field(
-        default="drop",
-        metadata={
-            "help": "drop: EOS is removed before decoding; null: a word whose best source is EOS stays unaligned"
-        },
+    alignment_text: Optional[str] = _option(
+        None,
+        "prefix of the segmented text given to fairseq-preprocess (PREFIX.SRC, PREFIX.TGT): word boundaries "
+        "of pieces the dictionary lacks (<unk>) come from it; without it such a sentence is an error",
     )
-    alignment_subwords: str = field(
-        default="auto",
-        metadata={
-            "help": "subword scheme of the dictionaries: sentencepiece, subword-nmt, or auto (read the dictionary)"
-        },
+    alignment_dump: Optional[str] = _option(
+        None,
+        "folder: write one Pharaoh file per (method, shift, layer[, head]) in input order; under "
+        "--distributed-world-size N each rank writes DIR/shard-K-of-N/ (merge with align-merge DIR)",
     )
-    alignment_text: Optional[str] = field(
-        default=None,
-        metadata={
-            "help": "prefix of the segmented text given to fairseq-preprocess (PREFIX.SRC, PREFIX.TGT): word boundaries "
-            "of pieces the dictionary lacks (<unk>) come from it; without it such a sentence is an error"
-        },
+    alignment_dump_overwrite: bool = _option(
+        False,
+        "replace an existing --alignment-dump folder (whole, at the end); without it a used folder is an "
+        "error before any work",
     )
-    alignment_dump: Optional[str] = field(
-        default=None,
-        metadata={
-            "help": "folder: write one Pharaoh file per (method, shift, layer[, head]) in input order; under "
-            "--distributed-world-size N each rank writes DIR/shard-K-of-N/ (merge with align-merge DIR)"
-        },
+    alignment_shard: Optional[str] = _option(
+        None,
+        "auto: when fairseq's --distributed-world-size is not given, the shard comes from the launcher "
+        "(torchrun/accelerate RANK and WORLD_SIZE, or Slurm), and the last rank to finish merges the dump "
+        "into DIR/merged/",
     )
-    alignment_dump_overwrite: bool = field(
-        default=False,
-        metadata={
-            "help": "replace an existing --alignment-dump folder (whole, at the end); without it a used folder is an "
-            "error before any work"
-        },
+    alignment_dump_methods: str = _option(
+        "attn,norm,attn-res-ln,attn-head,norm-head", "methods written by --alignment-dump"
     )
-    alignment_shard: Optional[str] = field(
-        default=None,
-        metadata={
-            "help": "auto: when fairseq's --distributed-world-size is not given, the shard comes from the launcher "
-            "(torchrun/accelerate RANK and WORLD_SIZE, or Slurm), and the last rank to finish merges the dump "
-            "into DIR/merged/"
-        },
-    )
-    alignment_dump_methods: str = field(
-        default="attn,norm,attn-res-ln,attn-head,norm-head", metadata={"help": "methods written by --alignment-dump"}
-    )
-    alignment_dump_shifts: str = field(default="awo,awi", metadata={"help": "shifts written by --alignment-dump"})
-    trust_checkpoint: bool = field(default=False, metadata={"help": checkpoint.TRUST_CHECKPOINT_HELP})
+    alignment_dump_shifts: str = _option("awo,awi", "shifts written by --alignment-dump")
+    trust_checkpoint: bool = _option(False, checkpoint.TRUST_CHECKPOINT_HELP)
 
 
 def _csv(s: Optional[str]) -> tuple[str, ...]:

@@ -112,3 +112,24 @@ def test_loading_re_exports_the_registry():
         assert getattr(testsets, name) is getattr(registry, name), name
     assert testsets.FIXES is FIXES
     assert all(hasattr(testsets, name) for name in testsets.__all__)
+
+
+def test_the_registry_file_is_checked_on_load(tmp_path):
+    import json
+
+    from align.gold.registry import REGISTRY_FILE, TestSetError, read_registry
+
+    data = json.load(open(REGISTRY_FILE, encoding="utf-8"))
+    assert list(read_registry()) == [e["name"] for e in data["testsets"]]
+    bad = dict(data, testsets=[{k: v for k, v in data["testsets"][0].items() if k != "gold_base"}])
+    path = tmp_path / "registry.json"
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(TestSetError, match=r"entry 1 \(rwth\): fields \['gold_base'\] missing or unknown"):
+        read_registry(str(path))
+    bad = dict(data, testsets=[dict(data["testsets"][0], pairs="508")])
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(TestSetError, match="pairs .508. is not an int"):
+        read_registry(str(path))
+    path.write_text(json.dumps(dict(data, version=2)), encoding="utf-8")
+    with pytest.raises(TestSetError, match="expected a norm-align/testsets file of version 1"):
+        read_registry(str(path))
