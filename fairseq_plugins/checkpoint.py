@@ -144,6 +144,15 @@ def load_checkpoint(path: str | os.PathLike, trust: bool = False) -> dict:
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such checkpoint file")
+    with open(path, "rb") as f:
+        head = f.read(4)
+    # torch.save writes a zip archive (PK..); older checkpoints are a pickle (protocol 2+: 0x80). Anything
+    # else is no checkpoint at all: say so, and do not offer to unpickle it.
+    if not (head.startswith(b"PK") or head[:1] == b"\x80"):
+        raise CheckpointError(
+            f"{path}: not a torch checkpoint (it starts with {head!r}; expected a zip archive or a pickle, as "
+            "torch.save writes them): give a fairseq model.pt, a model folder or a Hugging Face folder"
+        )
     try:
         if trust:
             state = torch.load(path, map_location="cpu", weights_only=False)

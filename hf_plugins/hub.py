@@ -11,6 +11,8 @@ each word alone, and must equal the input's whitespace words.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -81,8 +83,20 @@ class HFAligner(Aligner):
         return aligner
 
     def languages(self) -> tuple[str | None, str | None]:
-        """The language codes given for a multilingual tokenizer (None for a one-pair model such as Marian)."""
-        return self.src_lang, self.tgt_lang
+        """(source, target) language codes: those given for a multilingual tokenizer, else what the model
+        declares (FSMT's ``config.langs``, a Marian tokenizer's ``source_lang``/``target_lang``, an opus-mt
+        Hub id ``...-en-de``); None where nothing says."""
+        if self.src_lang is not None or self.tgt_lang is not None:
+            return self.src_lang, self.tgt_lang
+        langs = getattr(self.model.config, "langs", None)
+        if isinstance(langs, (list, tuple)) and len(langs) == 2 and all(isinstance(x, str) for x in langs):
+            return langs[0], langs[1]
+        src, tgt = getattr(self.tokenizer, "source_lang", None), getattr(self.tokenizer, "target_lang", None)
+        if isinstance(src, str) and isinstance(tgt, str):
+            return src, tgt
+        name = str(self.source.get("hub_id") or os.path.basename(str(self.source.get("path", "")).rstrip("/")))
+        m = re.search(r"opus-mt-([a-z]{2,3})-([a-z]{2,3})$", name)
+        return (m[1], m[2]) if m else (None, None)
 
     def identity(self) -> dict:
         """The model's part of a run signature: Hub id and revision, or folder and files digest."""

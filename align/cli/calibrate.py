@@ -23,7 +23,15 @@ import numpy as np
 from .. import __version__
 from ..confidence.calibration import CORRUPTIONS, corrupt, fit_calibration, fold_indices, gold_cells, write_calibration
 from ..extraction.aligner import score_matrices
-from ..extraction.loading import LOADERS, RunError, framework_of, load_aligner, one_line as _one_line
+from ..extraction.loading import (
+    LOADERS,
+    RunError,
+    check_pair,
+    check_reverse,
+    framework_of,
+    load_aligner,
+    one_line as _one_line,
+)
 from ..extraction.plan import calibration_setting
 from ..gold import testsets
 from ..io.console import console_main
@@ -32,7 +40,7 @@ from ..io.formats import FORMATS, read_alignments
 from ..io.text import check_links_in_range, read_text_pairs
 from ..links.alignments import Alignments
 from ..spec.signature import identity_fields
-from .common import quiet_frameworks as _quiet, run_naming_extras
+from .common import empty_flag, quiet_frameworks as _quiet, run_naming_extras
 
 FOLDS = ("all", "odd", "even")
 
@@ -79,15 +87,16 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def read_gold_pairs(args) -> tuple[list, Alignments, str]:
-    """The sentence pairs, the gold and a name for them (``-t``'s signature, or the files)."""
+def read_gold_pairs(args) -> tuple[list, Alignments, str, tuple[str, str] | None]:
+    """The sentence pairs, the gold, a name for them (``-t``'s signature, or the files) and their languages
+    (``-t``'s, in -l's direction; None for files)."""
     if args.test_set:
         ts = testsets.load(args.test_set, args.langs, args.testsets_dir)
-        return list(zip(ts.src, ts.tgt)), ts.gold, ts.signature()
+        return list(zip(ts.src, ts.tgt)), ts.gold, ts.signature(), ts.langs
     pairs = read_text_pairs(args.input)
     gold = read_alignments(args.gold, args.gold_format, reverse=args.reverse_gold)
     check_links_in_range(gold, [len(s) for s, _ in pairs], [len(t) for _, t in pairs], args.gold)
-    return pairs, gold, f"{args.gold} / {args.input}"
+    return pairs, gold, f"{args.gold} / {args.input}", None
 
 
 @console_main("align-calibrate")
@@ -149,6 +158,9 @@ def _load_models(args: argparse.Namespace) -> tuple[Any, Any]:
 def _main(argv: Sequence[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
+    empty = empty_flag(ap, vars(args))
+    if empty:
+        ap.error(f"{empty} is empty; give a value or leave the flag out")
     t0 = time.time()
     if (
         bool(args.test_set) == bool(args.input or args.gold)
@@ -158,7 +170,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         ap.error("give -t NAME, or --input PAIRS with --gold GOLD")
     _quiet()
     try:
-        pairs, gold, source = read_gold_pairs(args)
+        pairs, gold, source, langs = read_gold_pairs(args)
     except testsets.UnknownTestSetError as e:
         ap.error(str(e))
     except (AlignmentFormatError, ValueError, OSError) as e:
@@ -166,6 +178,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return 1
     try:
         aligner, reverse = _load_models(args)
+        if langs is not None:
+            check_pair(aligner, langs, f"test set {args.test_set} ({langs[0]}-{langs[1]})", args.model)
+        if reverse is not None:
+            check_reverse(aligner, reverse, args.reverse_model)
     except RunError as e:
         print(f"align-calibrate: {e}", file=sys.stderr)
         return 1

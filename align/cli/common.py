@@ -7,6 +7,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..extraction.extras import install_hint, missing_module
 from ..extraction.loading import framework_of
@@ -37,3 +38,13 @@ def run_naming_extras(prog: str, run: Callable[[Sequence[str] | None], int], arg
         framework = known.framework or (framework_of(known.model) if known.model else None)
         print(f"{prog}: {install_hint(module, framework)}", file=sys.stderr)
         return 2
+
+
+def empty_flag(parser: argparse.ArgumentParser, values: dict[str, Any]) -> str | None:
+    """The first flag given as an empty (or blank) string, as the user typed it (``--reverse-model``), or None:
+    an empty path or list is never what was meant, and would otherwise read as "not given"."""
+    flags = {a.dest: a.option_strings[-1] if a.option_strings else a.dest for a in parser._actions}
+    for dest, value in values.items():
+        if isinstance(value, str) and not value.strip():
+            return flags.get(dest, dest)
+    return None

@@ -34,7 +34,7 @@ from ..io.inputs import InputError
 from ..spec.alignspec import LEVELS, SPECIALS
 from ..spec.setting import SHIFTS, base_name
 from ..spec.signature import short
-from .common import quiet_frameworks, run_naming_extras
+from .common import empty_flag, quiet_frameworks, run_naming_extras
 
 __all__ = ["InputError", "LOADERS", "build_parser", "framework_of", "load_aligner", "main", "parse_shard"]
 
@@ -277,7 +277,11 @@ def main(argv=None) -> int:
 def _main(argv=None) -> int:
     """Flags -> a checked plan -> the run -> one summary line."""
     ap = build_parser()
-    flags = Flags.from_mapping(vars(ap.parse_args(argv)))
+    values = vars(ap.parse_args(argv))
+    empty = empty_flag(ap, values)
+    if empty:
+        ap.error(f"{empty} is empty; give a value or leave the flag out")
+    flags = Flags.from_mapping(values)
     t0 = time.time()
     quiet_frameworks()
     from ..attribution.methods import METHODS
@@ -296,36 +300,50 @@ def _main(argv=None) -> int:
         clean_stale(checked.dest)
     with ExitStack() as inputs:
         try:
-            plan, warning = _plan(flags, checked, inputs)
+            plan, notes = _plan(flags, checked, inputs)
         except UsageError as e:
             ap.error(str(e))
         except RunError as e:
             print(f"align-extract: {e}", file=sys.stderr)
             return 1
-        if warning:
-            print(f"align-extract: {warning}", file=sys.stderr)
+        for line in notes:
+            print(f"align-extract: {line}", file=sys.stderr)
         return _run(plan, t0)
 
 
-def _plan(flags: Flags, checked: Checked, stack: ExitStack) -> tuple[ExtractPlan, str | None]:
+def _plan(flags: Flags, checked: Checked, stack: ExitStack) -> tuple[ExtractPlan, list[str]]:
     """The plan of the run: the input (a named set's text written to a temporary file kept by ``stack``), the
-    models and the calibration, each checked; and a warning to print, if any. UsageError or RunError."""
+    models and the calibration, each checked against the others; and the lines to print first (warnings, and
+    once what could not be checked). UsageError or RunError."""
+    from ..extraction.loading import check_pair
     from ..extraction.plan import check_input, load_calibration, load_models
 
-    path, input_name, test_sig = flags.input, None, None
+    path, input_name, test_sig, langs = flags.input, None, None, None
     if flags.test_set is not None:
-        path, input_name, test_sig = _testset_input(flags, stack)
+        path, input_name, test_sig, langs = _testset_input(flags, stack)
     assert path is not None  # check_flags: --input or -t
     check_input(flags, path)
     fw, aligner, spec, reverse, _ = load_models(flags, checked)
+    notes = []
+    unchecked = []
+    if langs is not None and input_name is not None:
+        if not check_pair(aligner, langs, input_name, flags.model):
+            unchecked.append(f"{flags.model} declares no languages: its direction is not checked against {input_name}")
+    if reverse is not None and None in (*aligner.languages(), *reverse[0].languages()):
+        unchecked.append(
+            f"{flags.model if None in aligner.languages() else flags.reverse_model} declares no languages: "
+            "the two models' directions are not checked against each other"
+        )
     calibrated, warning = None, None
     if flags.calibration:
         calibrated, warning = load_calibration(flags, aligner, spec, reverse, test_sig)
+    notes += [warning] if warning else []
+    notes += [f"note: {'; '.join(unchecked)}"] if unchecked else []
     plan = ExtractPlan(flags, checked, path, input_name, test_sig, fw, aligner, spec, reverse, calibrated)
-    return plan, warning
+    return plan, notes
 
 
-def _testset_input(flags: Flags, stack: ExitStack) -> tuple[str, str, str]:
+def _testset_input(flags: Flags, stack: ExitStack) -> tuple[str, str, str, tuple[str, str]]:
     """The ``-t`` test set's text (in ``-l``'s direction) written to a temporary file kept open by ``stack``:
     its path, the name errors give it, and the set's signature. An unknown name or direction is usage;
     missing or changed files are input (RunError)."""
@@ -343,7 +361,7 @@ def _testset_input(flags: Flags, stack: ExitStack) -> tuple[str, str, str]:
     path = os.path.join(folder, f"{ts.name}.{ts.pair}.src-tgt")
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         f.writelines(line + "\n" for line in ts.text_lines())
-    return path, f"test set {ts.name} ({ts.pair})", ts.signature()
+    return path, f"test set {ts.name} ({ts.pair})", ts.signature(), ts.langs
 
 
 def _run(plan: ExtractPlan, t0: float) -> int:

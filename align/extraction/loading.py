@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..spec.alignspec import AlignSpec
+from ..spec.languages import same as same_language
 from ..spec.signature import identity_fields
 
 LOADERS = {
@@ -56,6 +57,42 @@ def load_aligner(path: str, framework: str | None = None, **kwargs: Any) -> Any:
     return obj(path, **{k: v for k, v in kwargs.items() if v is not None})
 
 
+def check_reverse(aligner: Any, reverse: Any, path: str) -> bool:
+    """RunError unless ``reverse`` translates the other way round from ``aligner``: the languages both declare
+    turned round (compared by :func:`align.spec.languages.base`), and not the model itself with nothing to swap.
+    Returns False when a side declares no languages (the direction could not be checked)."""
+    (fs, ft), (rs, rt) = aligner.languages(), reverse.languages()
+    known = None not in (fs, ft, rs, rt)
+    if known and not (same_language(rs, ft) and same_language(rt, fs)):
+        raise RunError(
+            f"--reverse-model {path} translates {rs}->{rt}; expected {ft}->{fs}, the --model's "
+            f"direction ({fs}->{ft}) turned round"
+        )
+    itself = identity_fields(reverse.identity()) == identity_fields(aligner.identity())
+    if itself and (None in (fs, ft) or (same_language(fs, rs) and same_language(ft, rt))):
+        raise RunError(
+            f"--reverse-model {path} is the --model itself with no languages to swap: it would "
+            "align the same direction twice; give the model of the other direction, or a multilingual model's "
+            "--src-lang and --tgt-lang (the reverse run swaps them)"
+        )
+    return known
+
+
+def check_pair(aligner: Any, langs: tuple[str, str], what: str, model: str) -> bool:
+    """RunError unless the model translates ``langs`` (source, target), where it declares its languages: ``what``
+    names the text (``test set hansards (en-fr)``). Returns False when the model declares none."""
+    src, tgt = aligner.languages()
+    if src is None or tgt is None:
+        return False
+    if not (same_language(src, langs[0]) and same_language(tgt, langs[1])):
+        turned = same_language(src, langs[1]) and same_language(tgt, langs[0])
+        raise RunError(
+            f"{model} translates {src}->{tgt}, but {what} is {langs[0]}->{langs[1]}"
+            + (f"; give -l {langs[1]}-{langs[0]} to read the set the other way round" if turned else "")
+        )
+    return True
+
+
 def load_reverse(
     path: str,
     aligner: Any,
@@ -86,19 +123,7 @@ def load_reverse(
         raise RunError(f"--reverse-model {msg if msg.startswith(path) else f'{path}: {msg}'}") from None
     if lowercase:
         reverse.lowercase = True
-    (fs, ft), (rs, rt) = aligner.languages(), reverse.languages()
-    if None not in (fs, ft, rs, rt) and (rs, rt) != (ft, fs):
-        raise RunError(
-            f"--reverse-model {path} translates {rs}->{rt}; expected {ft}->{fs}, the --model's "
-            f"direction ({fs}->{ft}) turned round"
-        )
-    same = identity_fields(reverse.identity()) == identity_fields(aligner.identity())
-    if same and (None in (fs, ft) or (fs, ft) == (rs, rt)):
-        raise RunError(
-            f"--reverse-model {path} is the --model itself with no languages to swap: it would "
-            "align the same direction twice; give the model of the other direction, or a multilingual model's "
-            "--src-lang and --tgt-lang (the reverse run swaps them)"
-        )
+    check_reverse(aligner, reverse, path)
     if reverse.lowercase != aligner.lowercase:
         raise RunError(
             f"--reverse-model {path} was trained on "

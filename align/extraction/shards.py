@@ -105,6 +105,8 @@ def _read_manifest(path: str) -> dict:
             f"{os.path.join(path, MANIFEST)}: no valid {', '.join(bad)}; expected a shard manifest "
             "written by align-extract or the fairseq plugin"
         )
+    if not man["files"]:  # every run writes one file at least: an empty list was edited, or the shard is damaged
+        raise ShardError(f"{os.path.join(path, MANIFEST)}: lists no files; expected the files of the run's settings")
     for name in man["files"]:
         check_file_name(name, os.path.join(path, MANIFEST))
     if len(set(man["files"])) != len(man["files"]):

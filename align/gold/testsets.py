@@ -175,7 +175,7 @@ def _missing_message(spec: TestSet, folder: str | None) -> str:
             f"reinstall norm-align{also}"
         )
     where = os.path.join(root, spec.folder) if root else f"DIR/{spec.folder}"
-    have = "" if root else f" (DIR: --testsets-dir or ${ENV})"
+    have = "" if root else f" (DIR: --testsets-dir, ${ENV}, or ${SHARED_ENV}/gold)"
     return (
         f"test set {spec.name!r} ({spec.title}) is not shipped ({spec.licence}); put "
         f"{', '.join(spec.files)} in {where}{have}; they come from {spec.source}"

@@ -87,7 +87,12 @@ class Blend:
         parts = []
         for p in base.split(SEPARATOR):
             m = _SETTING.match(p)
-            if not m or m["head"] is not None:
+            if m and m["head"] is not None:
+                raise ValueError(
+                    f"blend {base!r}: {p!r} is one head's setting; a blend averages layer-level settings "
+                    f"(METHOD-SHIFT-layerN: per-head methods blend as the mean of the heads given by --heads)"
+                )
+            if not m:
                 raise ValueError(
                     f"blend {base!r}: {p!r} is not a setting; expected METHOD-SHIFT-layerN (e.g. alti-awi-layer0) "
                     f"with SHIFT one of {', '.join(SHIFTS)}, settings joined by {SEPARATOR!r}"

@@ -199,3 +199,14 @@ def test_an_empty_lock_left_by_a_killed_process_is_taken_over(tmp_path):
     (tmp_path / ".merge-lock").mkdir()
     assert merge_when_complete(str(tmp_path), SIG) == (str(tmp_path / "merged"), "")
     assert not (tmp_path / ".merge-lock").exists()
+
+
+def test_a_manifest_listing_no_files_is_refused(tmp_path):
+    for k in range(2):
+        write_shard(str(tmp_path), k, 2, 2, {"a.align": [(k, "0-0")]})
+    path = tmp_path / "shard-1-of-2" / "manifest.json"
+    man = json.loads(path.read_text())
+    path.write_text(json.dumps(dict(man, files=[])))
+    with pytest.raises(ShardError, match=r"shard-1-of-2/manifest.json: lists no files; expected the files"):
+        merge(str(tmp_path))
+    assert not (tmp_path / "merged").exists()

@@ -122,7 +122,11 @@ def test_trust_flag_for_fairseq_loading(tmp_path):
 
 def test_damaged_file_is_a_checkpoint_error(tmp_path):
     bad = tmp_path / "bad.pt"
-    bad.write_bytes(b"not a checkpoint")
+    bad.write_bytes(b"not a checkpoint")  # no zip, no pickle: not offered to be unpickled
+    with pytest.raises(ck.CheckpointError, match=f"{bad}: not a torch checkpoint .it starts with b'not '") as e:
+        ck.load_checkpoint(bad)
+    assert "--trust-checkpoint" not in str(e.value)
+    bad.write_bytes(b"PK\x03\x04 cut short")  # a zip archive that is damaged
     with pytest.raises(ck.CheckpointError, match=f"{bad}: not a readable torch checkpoint"):
         ck.load_checkpoint(bad)
     with pytest.raises(FileNotFoundError):

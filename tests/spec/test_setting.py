@@ -39,7 +39,7 @@ def test_blend_names_round_trip():
         ("norm-awi-layer0+norm-awi-layer0", "two or more different settings"),
         ("norm-awi-layer0+attn", "'attn' is not a setting; expected METHOD-SHIFT-layerN"),
         ("norm-awi-layer0+attn-xyz-layer1", "SHIFT one of awo, awi"),
-        ("norm-awi-layer0+attn-awo-layer1-head2", "is not a setting"),  # one head: not a blend part
+        ("norm-awi-layer0+attn-awo-layer1-head2", "is one head's setting; a blend averages layer-level"),
         ("norm-awi-layer0+", "'' is not a setting"),
     ],
 )

@@ -1,0 +1,95 @@
+"""Pieces that must agree are checked against each other: any two models as forward and reverse, any named gold
+set with any model, in align-extract and align-calibrate; refused in one line, exit 1, nothing written."""
+
+import itertools
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("fairseq")
+
+from align.extraction.loading import RunError, check_pair, check_reverse, load_aligner  # noqa: E402
+from align.gold.registry import TESTSETS  # noqa: E402
+from align.spec.languages import base  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHIPPED = {name: os.path.join(ROOT, "data", "models", name) for name in ("deen", "ende", "enfr", "fren")}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """The four shipped models and Hugging Face copies of two of them (FSMT configs declare their langs)."""
+    from hf_plugins.convert import fairseq_to_hf
+
+    out = {name: load_aligner(path) for name, path in SHIPPED.items()}
+    for name in ("fren", "ende"):
+        folder = str(tmp_path_factory.mktemp(f"hf_{name}"))
+        fairseq_to_hf(SHIPPED[name], folder, name[:2], name[2:])
+        out[f"hf-{name}"] = load_aligner(folder)
+    return out
+
+
+def test_every_model_declares_its_languages(models):
+    assert {k: m.languages() for k, m in models.items()} == {
+        "deen": ("de", "en"),
+        "ende": ("en", "de"),
+        "enfr": ("en", "fr"),
+        "fren": ("fr", "en"),
+        "hf-fren": ("fr", "en"),
+        "hf-ende": ("en", "de"),
+    }
+
+
+def test_any_two_models_agree_only_when_they_are_one_pair_turned_round(models):
+    for (f, fwd), (r, rev) in itertools.product(models.items(), repeat=2):
+        (fs, ft), (rs, rt) = fwd.languages(), rev.languages()
+        if (rs, rt) == (ft, fs):
+            assert check_reverse(fwd, rev, r) is True, (f, r)
+            continue
+        with pytest.raises(RunError, match=r"translates .*expected|is the --model itself") as e:
+            check_reverse(fwd, rev, r)
+        assert "\n" not in str(e.value), (f, r)
+
+
+def test_any_named_set_with_any_model(models):
+    for (name, spec), (m, model) in itertools.product(TESTSETS.items(), models.items()):
+        for langs in (spec.langs, spec.langs[::-1]):
+            src, tgt = model.languages()
+            if (base(src), base(tgt)) == (base(langs[0]), base(langs[1])):
+                assert check_pair(model, langs, name, m) is True
+            else:
+                with pytest.raises(RunError, match=f"{m} translates {src}->{tgt}, but {name} is"):
+                    check_pair(model, langs, name, m)
+
+
+def _run(module, *args):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": ROOT}
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env=env, cwd=ROOT)
+
+
+def test_commands_refuse_in_one_line_and_write_nothing(tmp_path):
+    out, cal = tmp_path / "out", tmp_path / "cal.json"
+    cases = [
+        ("align.cli.extract", "--model", SHIPPED["fren"], "-t", "hansards", "--out", str(out)),
+        ("align.cli.extract", "--model", SHIPPED["enfr"], "--reverse-model", SHIPPED["deen"], "-t", "hansards",
+         "--out", str(out)),
+        ("align.cli.calibrate", "--model", SHIPPED["enfr"], "--reverse-model", SHIPPED["enfr"], "-t", "hansards",
+         "--layer", "0", "-o", str(cal)),
+        ("align.cli.calibrate", "--model", SHIPPED["deen"], "-t", "hansards", "--layer", "0", "-o", str(cal)),
+    ]  # fmt: skip
+    for module, *args in cases:
+        r = _run(module, *args)
+        assert r.returncode == 1, (args, r.stderr)
+        last = r.stderr.strip().splitlines()[-1]
+        assert "translates" in last or "itself" in last, last
+        assert not out.exists() and not cal.exists()
+
+
+@pytest.mark.parametrize("flag", ["--reverse-model", "--calibration", "--methods", "--model"])
+def test_an_empty_flag_is_a_usage_error(flag, tmp_path):
+    args = {"--model": SHIPPED["enfr"], "--input": "-", "--out": str(tmp_path / "o")}
+    args[flag] = ""
+    r = _run("align.cli.extract", *itertools.chain.from_iterable(args.items()))
+    assert r.returncode == 2 and f"{flag} is empty" in r.stderr.strip().splitlines()[-1]
