@@ -124,8 +124,9 @@ def _print_summary(args: argparse.Namespace, name: str, cal: Any, fitted: int, h
     )
 
 
-def _load_models(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The model and (with --reverse-model) the reverse model; RunError naming the model that failed."""
+def _load_models(args: argparse.Namespace, langs: tuple[str, str] | None) -> tuple[Any, Any]:
+    """The model and (with --reverse-model) the reverse model, checked against each other and against the gold's
+    languages ``langs`` (when known); RunError naming the model that failed or does not fit."""
     import torch
 
     fw = args.framework or framework_of(args.model)
@@ -152,6 +153,10 @@ def _load_models(args: argparse.Namespace) -> tuple[Any, Any]:
             )
         except Exception as e:
             raise RunError(f"{args.reverse_model}: {_one_line(e)}") from None
+    if langs is not None:
+        check_pair(aligner, langs, f"test set {args.test_set} ({langs[0]}-{langs[1]})", args.model)
+    if reverse is not None:
+        check_reverse(aligner, reverse, args.reverse_model)
     return aligner, reverse
 
 
@@ -177,11 +182,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         print(f"align-calibrate: {_one_line(e)}", file=sys.stderr)
         return 1
     try:
-        aligner, reverse = _load_models(args)
-        if langs is not None:
-            check_pair(aligner, langs, f"test set {args.test_set} ({langs[0]}-{langs[1]})", args.model)
-        if reverse is not None:
-            check_reverse(aligner, reverse, args.reverse_model)
+        aligner, reverse = _load_models(args, langs)
     except RunError as e:
         print(f"align-calibrate: {e}", file=sys.stderr)
         return 1
