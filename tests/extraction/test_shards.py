@@ -199,3 +199,19 @@ def test_an_empty_lock_left_by_a_killed_process_is_taken_over(tmp_path):
     (tmp_path / ".merge-lock").mkdir()
     assert merge_when_complete(str(tmp_path), SIG) == (str(tmp_path / "merged"), "")
     assert not (tmp_path / ".merge-lock").exists()
+
+
+def test_merged_a_symbolic_link_is_refused_never_followed_or_moved(tmp_path, capsys):
+    from align.extraction.shards import drop_stale_merged
+
+    run, elsewhere = tmp_path / "run", tmp_path / "elsewhere"
+    write_shard(str(run), 0, 1, 1, {"a.align": [(0, "0-0")]}, SIG)
+    elsewhere.mkdir()
+    (elsewhere / "manifest.json").write_text('{"files": [], "signature": {"other": 1}}\n')
+    (run / "merged").symlink_to(elsewhere)
+    assert not drop_stale_merged(str(run), SIG)  # another run's merged/, but a link: left for the merge to refuse
+    assert main([str(run), "--overwrite"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "merged: is a symbolic link (to " in err, err
+    assert sorted(os.listdir(run)) == ["merged", "shard-0-of-1"] and (run / "merged").is_symlink()
+    assert os.listdir(elsewhere) == ["manifest.json"]
