@@ -399,6 +399,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     try:
         write_text_atomic(args.out, page)
+    except BrokenPipeError:
+        raise  # console_main says it in one line
     except OSError as e:
         print(f"align-view: cannot write: {e}", file=sys.stderr)
         return 1

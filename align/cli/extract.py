@@ -29,7 +29,7 @@ from ..extraction.launch import LaunchError
 from ..extraction.loading import LOADERS, RunError, UsageError, framework_of, load_aligner, one_line
 from ..extraction.outputs import OutputExistsError, check_destination, clean_stale
 from ..extraction.plan import Checked, ExtractPlan, Flags, check_flags, parse_shard
-from ..io.console import console_main
+from ..io.console import check_stdout_taken, console_main
 from ..io.inputs import InputError
 from ..spec.alignspec import LEVELS, SPECIALS
 from ..spec.setting import SHIFTS, base_name
@@ -391,6 +391,8 @@ def _run(plan: ExtractPlan, t0: float) -> int:
             if why:
                 print(f"align-extract: shard {shard} written, but not merged: {why}", file=sys.stderr)
                 return 1
+    if not checked.dest:
+        check_stdout_taken()  # the links went to stdout: never "aligned N pairs" of links its reader did not take
     _summary(plan, stats, merged, t0)
     return 0
 

@@ -7,7 +7,8 @@ Soft-score files (both inputs named ``*.scores.jsonl``, optionally ``.gz``/``.xz
 (tgt, src) matrices, REVERSE the reverse model's own file (its target by its source: (src, tgt) of the
 forward pair), read line by line in lockstep; every name of :mod:`align.links.combine` is valid: hard
 names decode each direction by argmax first, soft ``COMBINER:DECODER`` names combine the two matrices,
-then decode. Exit 0 ok, 1 bad input, 2 usage.
+then decode. ``--text PAIRS`` checks both files against the sentences (:mod:`align.io.directions` says what
+is checked with and without it). Exit 0 ok, 1 bad input, 2 usage.
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ from collections.abc import Sequence
 from .. import __version__
 from ..io.atomic import write_text_atomic
 from ..io.console import console_main
-from ..io.errors import AlignmentFormatError, LineCountError
-from ..io.formats import format_links, read_alignments, write_alignments
-from ..io.softscores import SUFFIX, iter_scores_meta
-from ..links.combine import COMBINERS, DEFAULT_THRESHOLD, SOFT_DECODERS, check_combination, combine, is_soft
+from ..io.directions import combine_score_files, read_link_pair
+from ..io.errors import AlignmentFormatError
+from ..io.formats import write_alignments
+from ..io.softscores import SUFFIX
+from ..links.combine import COMBINERS, DEFAULT_THRESHOLD, SOFT_DECODERS, check_combination, is_soft
 from ..links.symmetrize import SYMMETRIZERS, symmetrize_corpus
+
+__all__ = ["combine_score_files", "main"]
 
 _COMPRESSED = (".gz", ".xz", ".zst")
 
@@ -35,10 +39,6 @@ def _is_scores_file(path: str) -> bool:
             path = path[: -len(ext)]
             break
     return path.endswith(SUFFIX)
-
-
-def _display(path: str) -> str:
-    return "<stdin>" if path == "-" else path
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -70,6 +70,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--reverse-target-first", action="store_true", help="the reverse file is written target first: swap its sides"
     )
+    p.add_argument(
+        "--text",
+        metavar="PAIRS",
+        help="the sentences ('src ||| tgt' lines) both files describe: each line's links must lie inside its "
+        "sentence and each forward score matrix be its (target words x source words); without it, files of the "
+        "same line count are taken to describe the same sentences",
+    )
     p.add_argument("-o", "--output", default="-", help="output file (default stdout)")
     return p
 
@@ -88,7 +95,7 @@ def _check_usage(p: argparse.ArgumentParser, args: argparse.Namespace) -> bool:
             f"{one} is a soft-score file ({SUFFIX}) and {other} is not; give two score files or two link files "
             "(--scores reads both as score files)"
         )
-    if args.forward == "-" and args.reverse == "-":
+    if [args.forward, args.reverse, args.text].count("-") > 1:
         p.error("stdin (-) can be read once")
     if scores and args.reverse_target_first:
         p.error("--reverse-target-first applies to link files; a reverse score file is the reverse model's own")
@@ -100,37 +107,6 @@ def _check_usage(p: argparse.ArgumentParser, args: argparse.Namespace) -> bool:
         if not (math.isfinite(args.threshold) and 0.0 <= args.threshold <= 1.0):
             p.error(f"--threshold {args.threshold}; expected a value in [0, 1] (combined scores are row shares)")
     return scores
-
-
-def combine_score_files(method: str, forward: str, reverse: str, threshold: float = DEFAULT_THRESHOLD) -> list[str]:
-    """Pharaoh lines (no newline) from a forward (T, S) and a reverse (S, T) soft-score file, read in lockstep;
-    AlignmentFormatError naming file and line for different line counts or shapes that do not fit."""
-    fwd, rev = iter_scores_meta(forward), (m for m, _ in iter_scores_meta(reverse))
-    lines: list[str] = []
-    for k, (f, marked) in enumerate(fwd, 1):
-        if marked:  # a reverse model's file given first: its (S, T) would be read as (T, S)
-            raise AlignmentFormatError(
-                _display(forward),
-                k,
-                "a reverse model's matrix (\"reverse\": true); expected the forward model's file first and "
-                "the reverse model's second",
-            )
-        r = next(rev, None)
-        if r is None:
-            n_fwd = k + sum(1 for _ in fwd)
-            raise LineCountError(_display(reverse), None, f"{k - 1} lines; expected {n_fwd} as in {_display(forward)}")
-        if r.shape != f.shape[::-1]:
-            raise AlignmentFormatError(
-                _display(reverse),
-                k,
-                f"a {r.shape[0]}x{r.shape[1]} matrix; expected {f.shape[1]}x{f.shape[0]} (src x tgt): the "
-                f"{f.shape[0]}x{f.shape[1]} (tgt x src) of {_display(forward)}:{k} turned round",
-            )
-        lines.append(format_links(combine(method, f, r, threshold=threshold)))
-    if next(rev, None) is not None:
-        n_rev = len(lines) + 1 + sum(1 for _ in rev)
-        raise LineCountError(_display(reverse), None, f"{n_rev} lines; expected {len(lines)} as in {_display(forward)}")
-    return lines
 
 
 @console_main("align-symmetrize")
@@ -145,13 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if scores:
             threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
-            lines = combine_score_files(args.method, args.forward, args.reverse, threshold)
+            lines = combine_score_files(args.method, args.forward, args.reverse, threshold, args.text)
             write_text_atomic(args.output, "".join(line + "\n" for line in lines))
         else:
-            fwd = read_alignments(args.forward, "pharaoh")
-            rev = read_alignments(args.reverse, "pharaoh", reverse=args.reverse_target_first)
-            if len(fwd) != len(rev):
-                raise LineCountError(args.reverse, None, f"{len(rev)} lines; expected {len(fwd)} as in {args.forward}")
+            fwd, rev = read_link_pair(args.forward, args.reverse, args.reverse_target_first, args.text)
             write_alignments(symmetrize_corpus(fwd, rev, args.method), args.output, "pharaoh")
     except (AlignmentFormatError, ValueError) as e:
         print(f"align-symmetrize: {e}", file=sys.stderr)

@@ -45,6 +45,18 @@ def _prefix(dest: str) -> tuple[str, str]:
     return os.path.dirname(dest), f".{os.path.basename(dest)}.tmp{_SEP}"
 
 
+def _remove(path: str) -> None:
+    """Remove a temporary entry whatever it is: a folder (whole), or a file or symbolic link (itself, never
+    what it points to)."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def clean_stale(dest: str, say: Callable[[str], None] | None = None) -> list[str]:
     """Remove the temporary folders of ``dest`` that runs killed on this host left behind; report
     (through ``say``, default stderr) those of live processes or other hosts. Returns the removed paths."""
@@ -62,7 +74,11 @@ def clean_stale(dest: str, say: Callable[[str], None] | None = None) -> list[str
         parts = name[len(prefix) :].split(_SEP)
         host, pid = (parts[0], int(parts[1])) if len(parts) >= 3 and parts[1].isdigit() else ("?", -1)
         if host == _host() and pid > 0 and not _alive(pid):
-            shutil.rmtree(path, ignore_errors=True)
+            try:
+                _remove(path)
+            except OSError as e:
+                say(f"note: {path}: a temporary entry left by a killed run (process {pid}) that cannot be removed: {e}")
+                continue
             removed.append(path)
             say(f"removed {path}: a temporary folder left by a killed run (process {pid})")
         else:
@@ -125,6 +141,11 @@ def check_destination(dest: str, overwrite: bool, what: str = "output folder", i
     ``--overwrite`` replaces only a folder this tool wrote (every entry listed by its manifest) that
     holds none of ``inputs``; never the current folder or one above it (a rename cannot move it)."""
     absolute = os.path.abspath(dest)
+    if os.path.islink(absolute):  # a rename would replace the link, not fill the folder it points to
+        raise OutputExistsError(
+            f"{dest}: is a symbolic link (to {os.readlink(absolute)}); expected a folder or a new name (the "
+            "files are published with one rename, which would replace the link, not fill the folder it points to)"
+        )
     up = os.path.dirname(absolute)
     while True:  # a file where a folder above dest should be: say so, not "[Errno 17] File exists"
         if os.path.lexists(up) and not os.path.isdir(up):
@@ -173,20 +194,25 @@ def publishing(dest: str, overwrite: bool = False) -> Iterator[str]:
     tmp = tempfile.mkdtemp(dir=parent, prefix=f"{prefix}{_host()}{_SEP}{os.getpid()}{_SEP}")
     try:
         yield tmp
-        if os.path.isdir(dest) and not os.listdir(dest):
+        if os.path.isdir(dest) and not os.path.islink(dest) and not os.listdir(dest):
             os.rmdir(dest)
         old = None
-        if os.path.exists(dest):
+        if os.path.lexists(dest):
             check_destination(dest, overwrite)  # nothing appeared meanwhile that we may not replace
             old = tempfile.mkdtemp(dir=parent, prefix=f"{prefix}{_host()}{_SEP}{os.getpid()}{_SEP}old-")
             os.rmdir(old)
             os.replace(dest, old)
-        replace_atomic(tmp, dest)
+        try:
+            replace_atomic(tmp, dest)
+        except BaseException:
+            if old is not None:  # the earlier folder back where it was, not left under a temporary name
+                os.replace(old, dest)
+            raise
         if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+            _remove(old)
     finally:
-        if os.path.exists(tmp):
-            shutil.rmtree(tmp, ignore_errors=True)
+        if os.path.lexists(tmp):
+            _remove(tmp)
 
 
 def _lock_owner(path: str) -> str:

@@ -293,6 +293,8 @@ def drop_stale_merged(folder: str, signature: dict) -> bool:
     """Remove ``DIR/merged/`` when it holds another run than ``signature`` (its shards were replaced):
     a reader never takes the old run's files for the new one's. Returns whether it was removed."""
     dest = merged_dir(folder)
+    if os.path.islink(dest):  # never moved aside or followed: the merge refuses it in one line
+        return False
     if not os.path.isdir(dest) or merged_signature(folder) == signature:
         return False
     # named as a temporary folder of merged/: if this process is killed before the rmtree, the next

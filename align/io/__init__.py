@@ -1,8 +1,9 @@
 """The file layer: alignment files (:mod:`.formats`), lines of plain or compressed text (:mod:`.lines`),
 sentence text (:mod:`.text`), files written whole (:mod:`.atomic`), align-extract's input (:mod:`.inputs`),
-soft-score files (:mod:`.softscores`), the errors that name file and line (:mod:`.errors`) and the console
-scripts' output plumbing (:mod:`.console`). Standard library and numpy; it reads and writes
-:class:`align.links.alignments.Alignments` and nothing above them.
+soft-score files (:mod:`.softscores`), a forward and a reverse file of one corpus read together and checked
+against each other and the text (:mod:`.directions`), the errors that name file and line (:mod:`.errors`)
+and the console scripts' output plumbing (:mod:`.console`). Standard library and numpy; it reads and
+writes :class:`align.links.alignments.Alignments` and nothing above them.
 
 ``align.links.formats`` (0.2.0) is this package now: its names are all here.
 """

@@ -28,10 +28,13 @@ def replace_atomic(tmp: str, path: str) -> None:
 
 
 def write_text_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder, so no partial file is left."""
+    """Write ``text`` to ``path`` via a temporary file in the same folder, so no partial file is left; ``-``:
+    standard output, BrokenPipeError if its reader goes away before taking all of it."""
     if path == "-":
+        from .console import check_stdout_taken
+
         sys.stdout.write(text)
-        sys.stdout.flush()
+        check_stdout_taken()  # flushed; a reader gone with some of it unread (| head -1) is a broken pipe
         return
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))

@@ -75,11 +75,12 @@ def test_align_eval(tmp_path, capsys, data, where):
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(a=RAW, b=RAW)
-def test_align_symmetrize(tmp_path, capsys, a, b):
+@given(a=RAW, b=RAW, text=st.one_of(st.none(), RAW))
+def test_align_symmetrize(tmp_path, capsys, a, b, text):
     from align.cli.symmetrize import main
 
-    code, err = _call(main, [_file(tmp_path, "a", a), _file(tmp_path, "b", b), "-o", str(tmp_path / "o")], capsys)
+    argv = [_file(tmp_path, "a", a), _file(tmp_path, "b", b), "-o", str(tmp_path / "o")]
+    code, err = _call(main, argv + (["--text", _file(tmp_path, "t", text)] if text is not None else []), capsys)
     _check(code, err)
 
 

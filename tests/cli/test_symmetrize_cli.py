@@ -1,11 +1,13 @@
 """align-symmetrize: link files (hard heuristics) and soft-score files (every name of align.links.combine)."""
 
 import gzip
+import os
 import re
 
 import numpy as np
 import pytest
 from conftest import write
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from align.cli.symmetrize import main
 from align.io.softscores import encode_scores, write_scores
@@ -134,3 +136,154 @@ def test_usage_errors_exit_2(tmp_path, capsys):
         assert last.startswith("align-symmetrize: error: ") and message in last, (message, err)
     assert main(["--help"]) == 0
     assert "hmean:threshold" in capsys.readouterr().out
+
+
+# -- files that must describe the same sentences: checked against each other, and against --text ------------
+
+
+def _one_line_exit_1(capsys, argv, out, message):
+    assert main([*argv, "-o", str(out)]) == 1, argv
+    err = capsys.readouterr().err
+    assert err.startswith("align-symmetrize: ") and err.count("\n") == 1, err
+    assert re.search(message, err.strip()), (message, err)
+    assert not out.exists()
+
+
+def test_text_checks_link_files_against_the_sentences(tmp_path, capsys):
+    """Two link files of other sentences, of the same line count, wrote `12-12` into an 11 x 9 sentence."""
+    text = write(tmp_path, "t.txt", "a b c d e f g h i j k ||| 1 2 3 4 5 6 7 8 9\nx ||| y\n")
+    f = write(tmp_path, "f.align", "0-0 12-12\n0-0\n")
+    r = write(tmp_path, "r.align", "0-0 1-1\n0-0\n")
+    out = tmp_path / "o.align"
+    assert main([f, r, "-o", str(out)]) == 0  # nothing in two files of 2 lines proves them wrong: no text
+    out.unlink()
+    msg = r"f.align:1: sentence 1: link \(12, 12\) .* outside a sentence pair of 11 source and 9 target tokens"
+    _one_line_exit_1(capsys, [f, r, "--text", text], out, msg)
+    _one_line_exit_1(capsys, [r, f, "--text", text], out, r"f.align:1: sentence 1: link \(12, 12\)")
+    rt = write(tmp_path, "rt.align", "0-0 9-1\n0-0\n")  # target first: (src 1, tgt 9) lies outside 9 target words
+    _one_line_exit_1(capsys, [r, rt, "--reverse-target-first", "--text", text], out, r"rt.align:1: .*\(1, 9\)")
+    short = write(tmp_path, "short.txt", "a ||| b\n")
+    _one_line_exit_1(capsys, [r, r, "--text", short], out, r"r.align: 2 lines; expected 1 as in the text .*short")
+    assert main([r, r, "--text", text, "-o", str(out)]) == 0 and out.read_text() == "0-0 1-1\n0-0\n"
+
+
+def test_text_checks_score_files_and_finds_them_swapped(tmp_path, capsys):
+    """Two stand-alone score files given the wrong way round were each other's transpose: exit 0, links turned."""
+    f, r = score_files(tmp_path, "float32")  # sentence 1: 2 target x 3 source words; sentence 2: 0 x 2
+    text = write(tmp_path, "t.txt", "a b c ||| x y\nd e ||| \n")
+    out = tmp_path / "o.align"
+    assert main(["-m", "hmean:intersect", f, r, "--text", text, "-o", str(out)]) == 0
+    assert out.read_text() == "0-0 2-1\n\n"
+    out.unlink()
+    msg = r"r.scores.jsonl:1: a 3x2 \(tgt x src\) matrix; expected 2x3, .* sentence 1 in the text .*t.txt \(the shape "
+    _one_line_exit_1(capsys, ["-m", "hmean:intersect", r, f, "--text", text], out, msg)
+    other = write(tmp_path, "o.txt", "a b c ||| x y\nd e f ||| \n")
+    _one_line_exit_1(capsys, [f, r, "--text", other], out, r"f.scores.jsonl:2: a 0x2 .* expected 0x3")
+    for lines, message in (("a b c ||| x y\n", "f.scores.jsonl: more than 1 lines; expected 1"),
+                           ("a b c ||| x y\nd e ||| \nq ||| r\n", "f.scores.jsonl: 2 lines; expected 3")):  # fmt: skip
+        _one_line_exit_1(capsys, [f, r, "--text", write(tmp_path, "n.txt", lines)], out, message)
+    marked = write(tmp_path, "m.scores.jsonl", "".join(encode_scores(m, reverse=True) + "\n" for m in R))
+    _one_line_exit_1(capsys, [marked, f], out, r"m.scores.jsonl:1: a reverse model's matrix")
+    assert main(["-", r, "--text", "-"]) == 2  # stdin read once
+
+
+# -- generators: any two files (and text) of possibly different sentences -----------------------------------
+
+SIZES = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), max_size=4)  # (source, target) words per line
+
+
+@st.composite
+def _changed(draw, sizes):
+    """``sizes``, or another corpus that often looks like it: a line dropped or added, a shape changed, all turned."""
+    how = draw(st.sampled_from(["same", "same", "drop", "add", "reshape", "turn"]))
+    out = list(sizes)
+    if how == "drop" and out:
+        del out[draw(st.integers(0, len(out) - 1))]
+    elif how == "add":
+        out.insert(draw(st.integers(0, len(out))), draw(st.tuples(st.integers(0, 4), st.integers(0, 4))))
+    elif how == "reshape" and out:
+        k = draw(st.integers(0, len(out) - 1))
+        out[k] = (out[k][0] + draw(st.integers(1, 2)), out[k][1])
+    elif how == "turn":
+        out = [(t, s) for s, t in out]
+    return out
+
+
+def _links(draw, s, t):
+    cells = [(i, j) for i in range(s) for j in range(t)]
+    return sorted(draw(st.sets(st.sampled_from(cells), max_size=4))) if cells else []
+
+
+def _setup(draw):
+    base = draw(SIZES)
+    fs, rs = draw(_changed(base)), draw(_changed(base))
+    text = draw(st.one_of(st.none(), _changed(base)))
+    return fs, rs, text
+
+
+def _text_file(tmp_path, sizes):
+    lines = [" ".join(f"s{i}" for i in range(s)) + " ||| " + " ".join(f"t{j}" for j in range(t)) for s, t in sizes]
+    return write(tmp_path, "t.txt", "".join(line + "\n" for line in lines))
+
+
+def _run_and_check(tmp_path, capsys, argv, ok):
+    """Exit 0 with the output when ``ok``, else exit 1, one line naming a file, and no output file."""
+    out = tmp_path / "o.align"
+    if out.exists():
+        out.unlink()
+    code = main([*argv, "-o", str(out)])
+    err = capsys.readouterr().err
+    if not ok:
+        assert code == 1 and err.count("\n") == 1 and err.startswith("align-symmetrize: "), (argv, err)
+        assert any(os.path.basename(p) in err for p in argv if os.path.sep in p), err
+        assert not out.exists()
+        return None
+    assert code == 0 and not err, err
+    return [[tuple(map(int, x.split("-"))) for x in line.split()] for line in out.read_text().splitlines()]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), method=st.sampled_from(["grow-diag-final-and", "intersect", "union", "grow-diag"]))
+def test_any_two_link_files_are_combined_only_when_they_fit(tmp_path, capsys, data, method):
+    fs, rs, text = _setup(data.draw)
+    fl = [_links(data.draw, s, t) for s, t in fs]
+    rl = [_links(data.draw, s, t) for s, t in rs]
+    f = write(tmp_path, "f.align", "".join(" ".join(f"{i}-{j}" for i, j in ls) + "\n" for ls in fl))
+    r = write(tmp_path, "r.align", "".join(" ".join(f"{i}-{j}" for i, j in ls) + "\n" for ls in rl))
+    argv = ["-m", method, f, r] + (["--text", _text_file(tmp_path, text)] if text is not None else [])
+    fits = len(fl) == len(rl)
+    if text is not None:
+        fits = (
+            fits
+            and len(fl) == len(text)
+            and all(i < s and j < t for links, (s, t) in zip([*fl, *rl], [*text, *text]) for i, j in links)
+        )
+    got = _run_and_check(tmp_path, capsys, argv, fits)
+    if got is not None:
+        assert len(got) == len(fl)
+        for k, links in enumerate(got):  # never a link outside what either file said (nor the sentence)
+            assert set(links) <= set(fl[k]) | set(rl[k])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.data(),
+    method=st.sampled_from(["grow-diag-final-and", "intersect", "hmean:threshold", "gmean:itermax", "mean:argmax"]),
+    marks=st.sampled_from([(False, False), (False, True), (True, False), (True, True)]),
+)
+def test_any_two_score_files_are_combined_only_when_their_shapes_fit(tmp_path, capsys, data, method, marks):
+    fs, rs, text = _setup(data.draw)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    fm = [rng.random((t, s)) for s, t in fs]  # the forward model's (T, S)
+    rm = [rng.random((s, t)) for s, t in rs]  # the reverse model's own (S, T)
+    paths = [str(tmp_path / n) for n in ("f.scores.jsonl", "r.scores.jsonl")]
+    for path, mats, mark in zip(paths, (fm, rm), marks):
+        write(tmp_path, os.path.basename(path), "".join(encode_scores(m, reverse=mark) + "\n" for m in mats))
+    argv = ["-m", method, *paths] + (["--text", _text_file(tmp_path, text)] if text is not None else [])
+    fits = fs == rs and not (marks[0] and fs)
+    if text is not None:
+        fits = fits and fs == text
+    got = _run_and_check(tmp_path, capsys, argv, fits)
+    if got is not None:
+        assert len(got) == len(fs)
+        assert all(i < s and j < t for links, (s, t) in zip(got, fs) for i, j in links)

@@ -104,3 +104,65 @@ def test_current_folder_and_a_file_above_are_refused_before_any_work(tmp_path, m
     (tmp_path / "afile").write_text("x")
     with pytest.raises(OutputExistsError, match="afile is a file; expected a folder"):
         check_destination("afile/sub", False)
+
+
+@pytest.mark.parametrize("target", ["folder", "dangling"])
+def test_a_symbolic_link_as_destination_is_refused_and_nothing_is_left(tmp_path, target):
+    """--out LINK --overwrite replaced the link by a folder, left the target's stale files and a `.tmp` link."""
+    real = tmp_path / "real"
+    if target == "folder":
+        with publishing(str(real)) as tmp:
+            open(os.path.join(tmp, "a.align"), "w").write("old\n")
+            open(os.path.join(tmp, "manifest.json"), "w").write('{"files": ["a.align"]}\n')
+    (tmp_path / "LINK").symlink_to(real)
+    before = sorted(os.listdir(tmp_path))
+    for dest in (str(tmp_path / "LINK"), str(tmp_path / "LINK") + "/"):
+        for overwrite in (False, True):
+            with pytest.raises(OutputExistsError, match=r"LINK/?: is a symbolic link \(to .*real\)"):
+                check_destination(dest, overwrite)
+            with pytest.raises(OutputExistsError, match="is a symbolic link"):
+                with publishing(dest, overwrite) as tmp:
+                    open(os.path.join(tmp, "a.align"), "w").write("new\n")
+    assert sorted(os.listdir(tmp_path)) == before and (tmp_path / "LINK").is_symlink()
+    if target == "folder":
+        assert (real / "a.align").read_text() == "old\n"
+
+
+def test_a_link_that_appears_before_the_rename_is_refused_and_no_temporary_stays(tmp_path):
+    real, dest = tmp_path / "real", tmp_path / "out"
+    real.mkdir()
+    with pytest.raises(OutputExistsError, match="is a symbolic link"):
+        with publishing(str(dest), overwrite=True) as tmp:
+            open(os.path.join(tmp, "a.align"), "w").write("1\n")
+            dest.symlink_to(real)  # another process, meanwhile
+    assert sorted(os.listdir(tmp_path)) == ["out", "real"] and dest.is_symlink() and not os.listdir(real)
+
+
+def test_stale_temporary_links_are_removed_not_their_targets(tmp_path):
+    host = socket.gethostname()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "x").write_text("1")
+    dead_link = tmp_path / f".out.tmp~{host}~999999999~old-abc"
+    dead_link.symlink_to(kept)  # what a run that moved a linked --out aside left, before links were refused
+    removed = clean_stale(str(tmp_path / "out"), lambda msg: None)
+    assert removed == [str(dead_link)] and not os.path.lexists(dead_link)
+    assert (kept / "x").read_text() == "1"
+
+
+def test_a_failed_rename_puts_the_earlier_folder_back(tmp_path, monkeypatch):
+    import align.extraction.outputs as outputs
+
+    dest = tmp_path / "out"
+    with publishing(str(dest)) as tmp:
+        open(os.path.join(tmp, "a.align"), "w").write("old\n")
+        open(os.path.join(tmp, "manifest.json"), "w").write('{"files": ["a.align"]}\n')
+
+    def fail(tmp, path):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(outputs, "replace_atomic", fail)
+    with pytest.raises(OSError):
+        with publishing(str(dest), overwrite=True) as tmp:
+            open(os.path.join(tmp, "a.align"), "w").write("new\n")
+    assert sorted(os.listdir(tmp_path)) == ["out"] and (dest / "a.align").read_text() == "old\n"

@@ -210,3 +210,19 @@ def test_a_manifest_listing_no_files_is_refused(tmp_path):
     with pytest.raises(ShardError, match=r"shard-1-of-2/manifest.json: lists no files; expected the files"):
         merge(str(tmp_path))
     assert not (tmp_path / "merged").exists()
+
+
+def test_merged_a_symbolic_link_is_refused_never_followed_or_moved(tmp_path, capsys):
+    from align.extraction.shards import drop_stale_merged
+
+    run, elsewhere = tmp_path / "run", tmp_path / "elsewhere"
+    write_shard(str(run), 0, 1, 1, {"a.align": [(0, "0-0")]}, SIG)
+    elsewhere.mkdir()
+    (elsewhere / "manifest.json").write_text('{"files": [], "signature": {"other": 1}}\n')
+    (run / "merged").symlink_to(elsewhere)
+    assert not drop_stale_merged(str(run), SIG)  # another run's merged/, but a link: left for the merge to refuse
+    assert main([str(run), "--overwrite"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "merged: is a symbolic link (to " in err, err
+    assert sorted(os.listdir(run)) == ["merged", "shard-0-of-1"] and (run / "merged").is_symlink()
+    assert os.listdir(elsewhere) == ["manifest.json"]
