@@ -140,3 +140,14 @@ def test_unsupported_model_error():
 
     with pytest.raises(UnsupportedModelError, match="not an encoder-decoder Transformer"):
         FairseqAdapter(1, 2).decoder_layers(NotTransformer())
+
+
+def test_every_command_module_imports_without_torch():
+    # --help and --version must work with numpy alone (pip install norm-align): no command imports torch at load
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import align.cli.calibrate, align.cli.extract, align.cli.merge, align.cli.symmetrize, eval.cli, eval.view\n"
+        "print('ok')"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-HANSARDS = ROOT / "align" / "links" / "gold" / "enfr_hansards"
+HANSARDS = ROOT / "align" / "gold" / "sets" / "enfr_hansards"
 SCRIPTS = ("align-eval", "align-view", "align-symmetrize", "align-extract", "align-merge", "align-calibrate")
 
 

@@ -22,7 +22,6 @@ import numpy as np
 
 from .. import __version__
 from ..confidence.calibration import CORRUPTIONS, corrupt, fit_calibration, fold_indices, gold_cells, write_calibration
-from ..extraction.aligner import score_matrices
 from ..extraction.loading import (
     LOADERS,
     RunError,
@@ -193,6 +192,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
         ap.error(str(e))
     name = aligner.settings(spec)[0][0]
     fit, held = fold_indices(len(pairs), args.fit_on)
+
+    from ..extraction.aligner import score_matrices  # torch: --help and --version work without it
 
     def both(ps: Sequence) -> list[tuple]:
         """Each pair's (scores, NULL) and, with a reverse model, its (scores, NULL) of the pair turned round."""
