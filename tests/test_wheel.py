@@ -25,7 +25,10 @@ SCRIPTS = ("align-eval", "align-view", "align-symmetrize", "align-extract", "ali
 
 
 def _run(cmd, **kw) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PIP_CONSTRAINT")}
+    # an installed package as a user has it: no source tree on the path, and no shared data named (the suite
+    # names ../shared through NORM_ALIGN_SHARED; the wheel must not find it otherwise)
+    drop = ("PYTHONPATH", "PYTHONHOME", "PIP_CONSTRAINT", "NORM_ALIGN_SHARED", "NORM_ALIGN_TESTSETS")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env, **kw)
 
 
