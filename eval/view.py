@@ -210,17 +210,9 @@ def render_page(data: dict[str, Any]) -> str:
     return re.sub(r"\{\{TITLE\}\}|\{\{DATA\}\}", lambda m: slots[m[0]], template)  # one pass: no slot in a slot
 
 
-def build_page(
-    pairs: Sequence[tuple[Sequence[str], Sequence[str]]],
-    hyps: Mapping[str, Alignments],
-    gold: Alignments | None = None,
-    scores: Mapping[str, Sequence[np.ndarray]] | None = None,
-    title: str = "align-view",
-    sig: str | None = None,
-    paths: Mapping[str, str] | None = None,
-) -> str:
-    """The whole self-contained page (see :func:`page_data` for the arguments)."""
-    return render_page(page_data(pairs, hyps, gold, scores, title, sig, paths))
+def build_page(*args: Any, **kwargs: Any) -> str:
+    """The whole self-contained page: :func:`render_page` of :func:`page_data` (the same arguments)."""
+    return render_page(page_data(*args, **kwargs))
 
 
 # -- the command --------------------------------------------------------------------------------

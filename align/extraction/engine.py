@@ -248,17 +248,7 @@ def links_for(
         m = m[head] if head is not None else m[list(spec.heads) if spec.heads else slice(None)].mean(0)
     rows = select_rows(m, len(tgt_words), shift)
     sw, tw = level_maps(src_words, tgt_words, spec.level)
-    return token_scores_to_links(
-        rows,
-        sw,
-        tw,
-        spec.level,
-        spec.decoder,
-        spec.src_reduce,
-        spec.tgt_reduce,
-        spec.specials_policy,
-        dict(spec.decoder_options),
-    )
+    return token_scores_to_links(rows, sw, tw, spec)
 
 
 def n_layers_heads(model, adapter: Adapter) -> tuple[int, int]:

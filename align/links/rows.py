@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec.alignspec import SPECIALS
+from ..spec.alignspec import SPECIALS, AlignSpec
 from ..spec.setting import SHIFTS
 from .decode import decode
 from .subwords import SPECIAL, aggregate_scores, n_words, subword_links_to_words
@@ -27,18 +27,15 @@ def select_rows(step_scores: np.ndarray, n_target: int, shift: str) -> np.ndarra
     return step_scores[start : start + n_target]
 
 
+DEFAULT_SPEC = AlignSpec()
+"""Word level, argmax, sum over a source word's pieces and mean over a target word's, specials dropped."""
+
+
 def token_scores_to_links(
-    scores: np.ndarray,
-    src_words: np.ndarray,
-    tgt_words: np.ndarray,
-    level: str = "word",
-    decoder: str = "argmax",
-    src_reduce: str = "sum",
-    tgt_reduce: str = "mean",
-    specials: str = "drop",
-    decoder_options: dict[str, float] | None = None,
+    scores: np.ndarray, src_words: np.ndarray, tgt_words: np.ndarray, spec: AlignSpec = DEFAULT_SPEC
 ) -> list[tuple[int, int]]:
-    """Token scores (tgt_tok, src_tok) -> sorted ``(src, tgt)`` links at word or subword level.
+    """Token scores (tgt_tok, src_tok) -> sorted ``(src, tgt)`` links at word or subword level, as ``spec``
+    says (its level, decoder and options, reducers and specials policy).
 
     ``word``: aggregate to words (sum over a source word's pieces, mean over a target word's,
     by default), then decode. ``specials``: ``drop`` removes special tokens (EOS, ...) before
@@ -47,7 +44,8 @@ def token_scores_to_links(
     indices are then token positions among the non-special tokens. ``word-any``: decode at
     subword level, then link two words if any of their pieces are linked (awesome-align).
     """
-    opts = decoder_options or {}
+    level, decoder, specials, opts = spec.level, spec.decoder, spec.specials_policy, dict(spec.decoder_options)
+    src_reduce, tgt_reduce = spec.src_reduce, spec.tgt_reduce
     if specials not in SPECIALS:
         raise ValueError(f"unknown specials policy {specials!r}; valid: {', '.join(SPECIALS)}")
     if level == "word":

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from align.links.rows import select_rows, token_scores_to_links
+from align.spec.alignspec import AlignSpec
 from align.spec.setting import Setting
 
 
@@ -25,11 +26,11 @@ def test_levels_by_hand():
     # tie in word 0's row goes to the lower index: links (0, 0), (0, 1)
     assert token_scores_to_links(scores, src, tgt) == [(0, 0), (0, 1)]
     # subword: argmax over the 3 real source tokens per target token: s2, s0, s0
-    assert token_scores_to_links(scores, src, tgt, level="subword") == [(0, 1), (0, 2), (2, 0)]
+    assert token_scores_to_links(scores, src, tgt, AlignSpec(level="subword")) == [(0, 1), (0, 2), (2, 0)]
     # word-any: subword links mapped to words: (1,0), (0,0), (0,1)
-    assert token_scores_to_links(scores, src, tgt, level="word-any") == [(0, 0), (0, 1), (1, 0)]
+    assert token_scores_to_links(scores, src, tgt, AlignSpec(level="word-any")) == [(0, 0), (0, 1), (1, 0)]
     with pytest.raises(ValueError, match="valid: word, subword, word-any"):
-        token_scores_to_links(scores, src, tgt, level="char")
+        token_scores_to_links(scores, src, tgt, AlignSpec(level="char"))
 
 
 def test_dump_file_name():
@@ -45,6 +46,6 @@ def test_specials_as_null():
     # drop: EOS removed, w1 -> v1 (0.3 > 0.2)
     assert token_scores_to_links(scores, src, tgt) == [(0, 0), (1, 1)]
     # null: w1's argmax is NULL (0.5): it stays unaligned
-    assert token_scores_to_links(scores, src, tgt, specials="null") == [(0, 0)]
+    assert token_scores_to_links(scores, src, tgt, AlignSpec(specials_policy="null")) == [(0, 0)]
     with pytest.raises(ValueError, match="valid: drop, null"):
-        token_scores_to_links(scores, src, tgt, specials="keep")
+        token_scores_to_links(scores, src, tgt, AlignSpec(specials_policy="keep"))
