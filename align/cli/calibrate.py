@@ -21,7 +21,16 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..confidence.calibration import CORRUPTIONS, corrupt, fit_calibration, fold_indices, gold_cells, write_calibration
+from ..confidence.calibration import (
+    CORRUPTIONS,
+    FOLDS,
+    CalibrationError,
+    corrupt,
+    fit_calibration,
+    fold_indices,
+    gold_cells,
+    write_calibration,
+)
 from ..extraction.aligner import score_matrices
 from ..extraction.loading import LOADERS, RunError, framework_of, load_aligner, one_line as _one_line
 from ..extraction.plan import calibration_setting
@@ -33,8 +42,6 @@ from ..io.text import check_links_in_range, read_text_pairs
 from ..links.alignments import Alignments
 from ..spec.signature import identity_fields
 from .common import quiet_frameworks as _quiet, run_naming_extras
-
-FOLDS = ("all", "odd", "even")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -218,6 +225,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         write_calibration(args.out, cal)
     except OSError as e:
         print(f"align-calibrate: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except CalibrationError as e:  # a fit outside the file's bounds: not written, as align-extract would refuse it
+        print(f"align-calibrate: {_one_line(e)}; not written", file=sys.stderr)
         return 1
     _print_summary(args, name, cal, len(fit), len(held), t0)
     return 0
