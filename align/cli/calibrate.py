@@ -21,7 +21,16 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..confidence.calibration import CORRUPTIONS, corrupt, fit_calibration, fold_indices, gold_cells, write_calibration
+from ..confidence.calibration import (
+    CORRUPTIONS,
+    FOLDS,
+    CalibrationError,
+    corrupt,
+    fit_calibration,
+    fold_indices,
+    gold_cells,
+    write_calibration,
+)
 from ..extraction.loading import (
     LOADERS,
     RunError,
@@ -40,8 +49,6 @@ from ..io.text import check_links_in_range, read_text_pairs
 from ..links.alignments import Alignments
 from ..spec.signature import identity_fields
 from .common import empty_flag, quiet_frameworks as _quiet, run_naming_extras
-
-FOLDS = ("all", "odd", "even")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -159,19 +166,25 @@ def _load_models(args: argparse.Namespace, langs: tuple[str, str] | None) -> tup
     return aligner, reverse
 
 
-def _main(argv: Sequence[str] | None = None) -> int:
-    ap = build_parser()
+def _parse(ap: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The flags, checked as far as they can be without the gold or a model (usage errors exit 2)."""
     args = ap.parse_args(argv)
     empty = empty_flag(ap, vars(args))
     if empty:
         ap.error(f"{empty} is empty; give a value or leave the flag out")
-    t0 = time.time()
     if (
         bool(args.test_set) == bool(args.input or args.gold)
         or (args.input is None) != (args.gold is None)
         and not args.test_set
     ):
         ap.error("give -t NAME, or --input PAIRS with --gold GOLD")
+    return args
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    ap = build_parser()
+    args = _parse(ap, argv)
+    t0 = time.time()
     _quiet()
     try:
         pairs, gold, source, langs = read_gold_pairs(args)
@@ -236,6 +249,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         write_calibration(args.out, cal)
     except OSError as e:
         print(f"align-calibrate: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except CalibrationError as e:  # a fit outside the file's bounds: not written, as align-extract would refuse it
+        print(f"align-calibrate: {_one_line(e)}; not written", file=sys.stderr)
         return 1
     _print_summary(args, name, cal, len(fit), len(held), t0)
     return 0

@@ -287,9 +287,12 @@ def _main(argv=None) -> int:
     from ..attribution.methods import METHODS
 
     try:
-        checked = check_flags(flags, METHODS)
+        checked = check_flags(flags, METHODS)  # --calibration's file too: a bad one is refused before any model loads
     except (LaunchError, UsageError) as e:
         ap.error(str(e))
+    except RunError as e:
+        print(f"align-extract: {e}", file=sys.stderr)
+        return 1
     if checked.dest is not None:  # checked before the model loads: a bad --out loses no work
         try:
             what = "shard folder" if flags.shard is not None else "output folder"
@@ -336,7 +339,7 @@ def _plan(flags: Flags, checked: Checked, stack: ExitStack) -> tuple[ExtractPlan
         )
     calibrated, warning = None, None
     if flags.calibration:
-        calibrated, warning = load_calibration(flags, aligner, spec, reverse, test_sig)
+        calibrated, warning = load_calibration(flags, aligner, spec, reverse, test_sig, checked.calibration)
     notes += [warning] if warning else []
     notes += [f"note: {'; '.join(unchecked)}"] if unchecked else []
     plan = ExtractPlan(flags, checked, path, input_name, test_sig, fw, aligner, spec, reverse, calibrated)

@@ -74,6 +74,11 @@ CORRUPTIONS = ("shuffled", "truncated", "appended")
 """How the negatives of the sentence model are made from gold pairs (see :func:`corrupt`)."""
 
 FORMAT = "norm-align/calibration"
+"""The file's ``format`` field (its schema, bounds and versions: :mod:`align.confidence.schema`)."""
+VERSION = 1
+"""The file version this release writes (:data:`align.confidence.schema.VERSIONS`: those it reads)."""
+FOLDS = ("all", "odd", "even")
+"""Which gold sentences a calibration is fitted on (see :func:`fold_indices`)."""
 MIN_LINKS = 50
 """Fewest gold links (and as many non-links) a cell model is fitted on."""
 MIN_SENTENCES = 10
@@ -166,27 +171,6 @@ class Logistic:
             "weights": self.weights.tolist(),
         }
 
-    @classmethod
-    def from_dict(cls, d: Any, features: Sequence[str], where: str) -> Logistic:
-        """Read one model of a calibration file; CalibrationError naming ``where`` if it is malformed."""
-        if not isinstance(d, dict) or not isinstance(d.get("features"), list) or list(d["features"]) != list(features):
-            raise CalibrationError(
-                f"{where}: features {d.get('features') if isinstance(d, dict) else d!r}; expected {list(features)}"
-            )
-        try:
-            mean, scale, w = (np.array(d[k], dtype=np.float64) for k in ("mean", "scale", "weights"))
-        except (KeyError, TypeError, ValueError):
-            raise CalibrationError(f"{where}: expected numbers under 'mean', 'scale' and 'weights'") from None
-        n = len(features)
-        if (
-            mean.shape != (n,)
-            or scale.shape != (n,)
-            or w.shape != (n + 1,)
-            or not (np.isfinite(mean).all() and np.isfinite(w).all() and (scale > 0).all())
-        ):
-            raise CalibrationError(f"{where}: expected {n} means, {n} positive scales and {n + 1} finite weights")
-        return cls(tuple(features), mean, scale, w)
-
 
 def fit_logistic(
     x: np.ndarray, y: np.ndarray, features: Sequence[str], l2: float = 1e-2, iterations: int = 50
@@ -195,7 +179,9 @@ def fit_logistic(
     weights (not the intercept), so separable data still give finite weights."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     mean, scale = x.mean(0), x.std(0)
-    scale = np.where(scale > 0, scale, 1.0)
+    # a feature constant to within 1e-9 of its size has scale 1: float rounding leaves a constant column a
+    # spread of about 2e-16, which would multiply any later change of that feature by 4.5e15
+    scale = np.where(scale > 1e-9 * np.maximum(1.0, np.abs(mean)), scale, 1.0)
     z = np.c_[np.ones(len(x)), (x - mean) / scale]
     w = np.zeros(z.shape[1])
     w[0] = math.log((y.mean() + 1e-6) / (1 - y.mean() + 1e-6))
@@ -301,7 +287,7 @@ class Calibration:
             json.dumps(
                 {
                     "format": FORMAT,
-                    "version": 1,
+                    "version": VERSION,
                     "package": __version__,
                     "model": self.model,
                     "setting": self.setting,
@@ -317,39 +303,22 @@ class Calibration:
 
 
 def read_calibration(path: str) -> Calibration:
-    """Read a calibration file; CalibrationError naming the file and what is wrong."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            d = json.load(f)
-    except OSError as e:
-        raise CalibrationError(f"{path}: cannot read: {e.strerror or e}") from None
-    except (ValueError, UnicodeDecodeError):
-        raise CalibrationError(f"{path}: not JSON; expected a calibration file written by align-calibrate") from None
-    if not isinstance(d, dict) or d.get("format") != FORMAT:
-        raise CalibrationError(
-            f"{path}: format {d.get('format') if isinstance(d, dict) else None!r}; expected "
-            f"{FORMAT!r} (a file written by align-calibrate)"
-        )
-    for key in ("model", "setting"):
-        if not isinstance(d.get(key), dict):
-            raise CalibrationError(f"{path}: no {key!r} object; expected the model and setting it was fitted on")
-    cells = d.get("cells")
-    both = isinstance(cells, dict) and len(cells.get("features") or []) == 2 * len(CELL_FEATURES)
-    return Calibration(
-        d["model"],
-        d["setting"],
-        Logistic.from_dict(cells, CELL_FEATURES + REVERSE_FEATURES if both else CELL_FEATURES, f"{path}: cells"),
-        Logistic.from_dict(d.get("sentence"), SENTENCE_FEATURES, f"{path}: sentence"),
-        d.get("fitted_on") or {},
-        d.get("measured") or {},
-    )
+    """Read a calibration file, every field checked (:mod:`align.confidence.schema`); CalibrationError
+    ``FILE: FIELD: found X; expected Y`` for the first one that is not as it must be."""
+    from .schema import read_calibration_file
+
+    return read_calibration_file(os.fspath(path))
 
 
 def write_calibration(path: str, calibration: Calibration) -> None:
-    """Write atomically (no partial file is ever left)."""
+    """Write atomically (no partial file is ever left); CalibrationError, and nothing written, if the file would
+    not read back (a field outside the schema: :mod:`align.confidence.schema`)."""
     from ..io.atomic import write_text_atomic
+    from .schema import calibration_from_dict
 
-    write_text_atomic(os.fspath(path), calibration.to_json())
+    text = calibration.to_json()
+    calibration_from_dict(json.loads(text), os.fspath(path))
+    write_text_atomic(os.fspath(path), text)
 
 
 def fit_calibration(

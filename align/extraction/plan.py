@@ -1,11 +1,12 @@
 """An extraction run as one immutable plan, built and checked once before anything is written.
 
 ``align-extract`` is flags -> :class:`Flags` -> :func:`check_flags` (everything that needs no model: usage
-errors before a model loads) -> :func:`build_plan` (the models, their spec, the reverse model, the
-calibration, each checked against the others) -> :func:`align.extraction.run.extract` (the engine, streamed
-into :class:`align.extraction.writer.OutputFolder`). Nothing is written onto the flags: what a step derives
-is a field of the next step's value. Errors are :class:`~align.extraction.loading.UsageError` (exit 2) and
-:class:`~align.extraction.loading.RunError` (exit 1), one line each.
+errors, then the ``--calibration`` file's schema, before a model loads) -> :func:`build_plan` (the models,
+their spec, the reverse model, the calibration, each checked against the others) ->
+:func:`align.extraction.run.extract` (the engine, streamed into :class:`align.extraction.writer.OutputFolder`).
+Nothing is written onto the flags: what a step derives is a field of the next step's value. Errors are
+:class:`~align.extraction.loading.UsageError` (exit 2) and :class:`~align.extraction.loading.RunError`
+(exit 1), one line each.
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ class Checked:
     combine_threshold: float
     blends: tuple[str, ...]
     dest: str | None
+    calibration: Any = None  # align.confidence.calibration.Calibration
 
     @property
     def sharded(self) -> bool:
@@ -157,14 +159,40 @@ def parse_shard(s: str | None) -> tuple[int, int]:
 
 
 def check_flags(f: Flags, methods: Mapping[str, Any]) -> Checked:
-    """Every check that needs no model, in the order a user meets them; UsageError (or LaunchError) if one fails.
+    """Every check that needs no model, in the order a user meets them; UsageError (or LaunchError) if one fails,
+    then RunError if the ``--calibration`` file is not one (:func:`read_run_calibration`).
     ``methods``: the method registry's names."""
     try:
-        return _check_flags(f, methods)
+        checked = _check_flags(f, methods)
     except LaunchError:
         raise
     except ValueError as e:
         raise UsageError(str(e)) from None
+    if f.calibration:
+        checked = replace(checked, calibration=read_run_calibration(f.calibration, methods))
+    return checked
+
+
+def read_run_calibration(path: str, methods: Mapping[str, Any]) -> Any:
+    """``--calibration``'s file, read once before any model loads, every field checked
+    (:mod:`align.confidence.schema`) and its method one of ``methods``; RunError (exit 1) in one line,
+    ``FILE: FIELD: found X; expected Y``, if not. Whether it fits the model and the run is checked once they
+    are known (:func:`load_calibration`)."""
+    import json
+
+    from ..confidence.calibration import CalibrationError, read_calibration
+
+    try:
+        cal = read_calibration(path)
+    except CalibrationError as e:
+        raise RunError(one_line(e)) from None
+    method = cal.setting["method"]
+    if method not in methods:
+        raise RunError(
+            f"{path}: setting.method: found {json.dumps(method)}; expected one of {', '.join(methods)} "
+            "(the methods this release computes)"
+        )
+    return cal
 
 
 def _check_flags(f: Flags, methods: Mapping[str, Any]) -> Checked:
@@ -346,18 +374,24 @@ def calibration_setting(spec: AlignSpec, method: str, layer: int, shift: str) ->
 
 
 def load_calibration(
-    f: Flags, aligner: Any, spec: AlignSpec, reverse: tuple[Any, AlignSpec] | None, test_set_signature: str | None
+    f: Flags,
+    aligner: Any,
+    spec: AlignSpec,
+    reverse: tuple[Any, AlignSpec] | None,
+    test_set_signature: str | None,
+    calibration: Any = None,
 ) -> tuple[Calibrated, str | None]:
-    """The calibrated setting of ``--calibration``, checked against the models and the run's settings; and a
-    warning to print when the run measures the sentences it was fitted on (None otherwise)."""
+    """The calibrated setting of ``--calibration`` (``calibration``: the file as :func:`check_flags` read it;
+    None: read it now), checked against the models and the run's settings; and a warning to print when the run
+    measures the sentences it was fitted on (None otherwise)."""
     from ..confidence.calibration import CalibrationError, read_calibration
 
     assert f.calibration is not None  # only called with one (the caller's branch)
     try:
-        cal = read_calibration(f.calibration)
+        cal = calibration if calibration is not None else read_calibration(f.calibration)
         cal.check(identity_fields(aligner.identity()), cal.setting, f.calibration)
     except CalibrationError as e:
-        raise RunError(str(e)) from None
+        raise RunError(one_line(e)) from None
     want: dict[str, Any] = {k: v for k, v in cal.setting.items() if k != "reverse_model"}
     if cal.bidirectional != bool(f.reverse_model):
         raise UsageError(
@@ -382,11 +416,7 @@ def load_calibration(
         if h is None and calibration_setting(spec, m, la, sh) == want
     ]
     if not match:
-        raise UsageError(
-            f"--calibration {f.calibration} holds for {want.get('method')} layer {want.get('layer')} "
-            f"{want.get('shift')} ({', '.join(f'{k}={v}' for k, v in want.items())}); this run does not "
-            "compute that setting (add it to --methods, --layers, --shifts)"
-        )
+        raise UsageError(_not_computed(f.calibration, spec, want))
     one: dict[str, Any] = {"methods": (want["method"],), "layers": (want["layer"],), "shifts": (want["shift"],)}
     cspec = replace(spec, **one, blends=())
     if reverse is not None:
@@ -399,3 +429,29 @@ def load_calibration(
             f"{cal.fitted_on.get('fold', 'all')}); what this run measures on them is in-sample"
         )
     return Calibrated(match[0], cal, rev, rspec, cspec), warning
+
+
+def _not_computed(path: str, spec: AlignSpec, want: Mapping[str, Any]) -> str:
+    """Why this run computes no setting a calibration holds for: its level, heads or reducers are not the
+    calibration's (no --methods can change that), or its method, layer and shift are not asked for."""
+    run = calibration_setting(spec, want["method"], want["layer"], want["shift"])
+    differ = [k for k in ("level", "heads", "src_reduce", "tgt_reduce") if run[k] != want[k]]
+    if not differ:
+        return (
+            f"--calibration {path} holds for {want['method']} layer {want['layer']} {want['shift']} "
+            f"({', '.join(f'{k}={v}' for k, v in want.items())}); this run does not compute that setting "
+            "(add it to --methods, --layers, --shifts)"
+        )
+
+    def show(k: str, v: Any) -> str:
+        return ",".join(map(str, v)) if k == "heads" and v != "all" else str(v)
+
+    fixes = [f"give --level {want['level']}"] if "level" in differ else []
+    if "heads" in differ:
+        fixes.append("leave out --heads" if want["heads"] == "all" else f"give --heads {show('heads', want['heads'])}")
+    return (
+        f"--calibration {path} was fitted with {', '.join(f'{k} {show(k, want[k])}' for k in differ)}; this run "
+        f"has {', '.join(f'{k} {show(k, run[k])}' for k in differ)} ("
+        + (f"{' and '.join(fixes)}: " if fixes else "")
+        + "a calibration holds for the level, heads and reducers it was fitted with)"
+    )

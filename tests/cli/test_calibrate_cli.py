@@ -163,6 +163,58 @@ def test_calibration_of_another_model_or_setting(cal, gold_pairs, tmp_path, caps
     assert e.value.code == 2
 
 
+@pytest.mark.parametrize(
+    "path,value,message",
+    [
+        (("setting", "layer"), 0.0, "setting.layer: found 0.0; expected an integer >= 0 (not a bool)"),
+        (("setting", "layer"), False, "setting.layer: found false; expected an integer >= 0"),
+        (("cells", "weights", 0), 1e308, "cells.weights[0]: found 1e+308; expected a finite number in [-10000, 10000]"),
+        (("cells", "scale", 0), float("inf"), "cells.scale[0]: found Infinity; expected a finite number"),
+        (("cells", "weights", 1), "0.5", 'cells.weights[1]: found "0.5"; expected a finite number'),
+        (("version",), 2, "version: found 2; expected 1 (the versions norm-align "),
+        (("setting", "method"), "nrom", 'setting.method: found "nrom"; expected one of '),
+    ],
+)
+def test_a_tampered_calibration_is_refused_before_the_model_loads(
+    cal, gold_pairs, tmp_path, capsys, monkeypatch, path, value, message
+):
+    import align.extraction.plan as plan
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was loaded before the calibration file was checked")
+
+    monkeypatch.setattr(plan, "load_aligner", no_model)
+    d = json.loads(cal.read_text())
+    node = d
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(d))
+    out = tmp_path / "o"
+    code = extract(
+        "--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--out", str(out), "--calibration", str(bad)
+    )
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith(f"align-extract: {bad}: {message}") and err.count("\n") == 1, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "flags,message",
+    [
+        (["--level", "subword"], "was fitted with level word; this run has level subword (give --level word: a "),
+        (["--heads", "0,1"], "was fitted with heads all; this run has heads 0,1 (leave out --heads: a calibration"),
+    ],
+)
+def test_a_calibration_of_another_level_or_heads_says_so(cal, gold_pairs, tmp_path, capsys, flags, message):
+    args = ["--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--out", str(tmp_path / "o")]
+    with pytest.raises(SystemExit) as e:
+        extract(*args, "--methods", "norm", "--layers", "0", *flags, "--calibration", str(cal))
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and f"--calibration {cal} {message}" in err and "--methods" not in err.splitlines()[-1]
+
+
 def test_too_few_links_is_one_line(gold_pairs, tmp_path, capsys):
     small = tmp_path / "p.txt"
     small.write_text("".join((gold_pairs / "pairs.txt").read_text().splitlines(True)[:4]))

@@ -8,6 +8,17 @@ import pytest
 
 from align.confidence import calibration as C
 
+SETTING = {
+    "method": "norm",
+    "layer": 0,
+    "shift": "awi",
+    "level": "word",
+    "heads": "all",
+    "src_reduce": "sum",
+    "tgt_reduce": "mean",
+}
+"""A whole setting, as align-calibrate records it (a file must hold every field)."""
+
 
 def test_cell_features_by_hand():
     # m = [[3, 1], [0, 2]], NULL mass [1, 0]: row sums 4, 2; column sums 3, 3; row maxima 3, 2; column maxima 3, 2
@@ -78,9 +89,7 @@ def _toy_fit(n=40, model=None):
         mats.append((gold * 3 + rng.random((t, s)), rng.random(t)))
         cells.append(gold)
     negatives = [(rng.random(m.shape), rng.random(m.shape[0])) for m, _ in mats]
-    return C.fit_calibration(
-        mats, cells, negatives, model or {"sha256": "abc"}, {"method": "norm", "layer": 0}, {"gold": "toy"}
-    )
+    return C.fit_calibration(mats, cells, negatives, model or {"sha256": "abc"}, SETTING, {"gold": "toy"})
 
 
 def test_fit_round_trip_and_checks(tmp_path):
@@ -91,11 +100,11 @@ def test_fit_round_trip_and_checks(tmp_path):
     m = np.array([[3.5, 0.2], [0.1, 3.2]])
     np.testing.assert_allclose(back.probabilities(m, np.zeros(2)), cal.probabilities(m, np.zeros(2)))
     assert 0 <= back.sentence_score(back.probabilities(m)) <= 1 and back.fitted_on["sentences"] == 40
-    back.check({"sha256": "abc", "path": "elsewhere"}, {"method": "norm", "layer": 0})
+    back.check({"sha256": "abc", "path": "elsewhere"}, SETTING)
     with pytest.raises(C.CalibrationError, match="fitted on model sha256='abc'; this run has sha256='def'"):
-        back.check({"sha256": "def"}, {"method": "norm", "layer": 0})
+        back.check({"sha256": "def"}, SETTING)
     with pytest.raises(C.CalibrationError, match="fitted on setting layer=0; this run has layer=1"):
-        back.check({"sha256": "abc"}, {"method": "norm", "layer": 1})
+        back.check({"sha256": "abc"}, {**SETTING, "layer": 1})
 
 
 def test_too_few_links_says_how_many_are_needed():
@@ -106,11 +115,12 @@ def test_too_few_links_says_how_many_are_needed():
 @pytest.mark.parametrize(
     "text,message",
     [
-        ("{", "not JSON"),
-        ('{"format": "other"}', "format 'other'; expected 'norm-align/calibration'"),
+        ("{", r"not JSON \(Expecting property name enclosed in double quotes at line 1 column 2\)"),
+        ('{"format": "other"}', 'format: found "other"; expected "norm-align/calibration"'),
         (
-            '{"format": "norm-align/calibration", "model": {}, "setting": {}, "cells": {"features": ["x"]}}',
-            "cells: features",
+            '{"format": "norm-align/calibration", "version": 1, "model": {}, "setting": {}, "cells": '
+            '{"features": ["x"]}, "sentence": {}, "fitted_on": {}, "measured": {}}',
+            r'cells.features: found a list of 1: \["x"\]; expected the 12 cell features',
         ),
     ],
 )
@@ -142,7 +152,7 @@ def test_bidirectional_calibration_reads_both_directions(tmp_path):
         fwd, rev = gold * seen * 3 + rng.random((t, s)), (gold * ~seen * 3 + rng.random((t, s))).T
         mats.append((fwd, rng.random(t), rev, rng.random(s)))
         cells.append(gold)
-    cal = C.fit_calibration(mats, cells, [], {"sha256": "f"}, {"method": "norm", "reverse_model": {"sha256": "r"}}, {})
+    cal = C.fit_calibration(mats, cells, [], {"sha256": "f"}, {**SETTING, "reverse_model": {"sha256": "r"}}, {})
     assert cal.bidirectional and cal.cells.features == C.CELL_FEATURES + C.REVERSE_FEATURES
     one = C.fit_calibration([m[:2] for m in mats], cells, [], {}, {}, {})
     ll = [
@@ -168,5 +178,5 @@ def test_features_that_are_not_a_list_are_one_error(tmp_path):
     d["cells"]["features"] = None
     p = tmp_path / "c.json"
     p.write_text(json.dumps(d))
-    with pytest.raises(C.CalibrationError, match="cells: features None"):
+    with pytest.raises(C.CalibrationError, match="cells.features: found null; expected a list of feature names"):
         C.read_calibration(str(p))
