@@ -216,6 +216,14 @@ def _rows(c: Tensor, mask: Tensor | None) -> Tensor:
     return c if mask is None else c * mask[..., None].to(c.dtype)
 
 
+def _norm(ctx: LayerContext) -> dict[str, Tensor]:
+    return {"norm": score_norm(ctx.alpha, ctx.gram())}
+
+
+def _norm_head(ctx: LayerContext) -> dict[str, Tensor]:
+    return {"norm-head": score_norm_head(ctx.alpha, ctx.gram())}
+
+
 def _value_zeroing(ctx: LayerContext) -> dict[str, Tensor]:
     i = ctx.inputs
     return {"value-zeroing": value_zeroing(ctx.alpha, i.x, i.residual, i.attn_out, ctx.layer)}
@@ -234,24 +242,9 @@ register(
         "attn-head", "attention weights per head", frozenset({"alpha"}), lambda c: {"attn-head": c.alpha}, per_head=True
     )
 )
+register(Method("norm", "||sum_h alpha f^h(x)||", frozenset({"alpha", "gram"}), _norm, cite=_K20))
 register(
-    Method(
-        "norm",
-        "||sum_h alpha f^h(x)||",
-        frozenset({"alpha", "gram"}),
-        lambda c: {"norm": score_norm(c.alpha, c.gram())},
-        cite=_K20,
-    )
-)
-register(
-    Method(
-        "norm-head",
-        "||alpha f^h(x)|| per head",
-        frozenset({"alpha", "gram"}),
-        lambda c: {"norm-head": score_norm_head(c.alpha, c.gram())},
-        per_head=True,
-        cite=_K20,
-    )
+    Method("norm-head", "||alpha f^h(x)|| per head", frozenset({"alpha", "gram"}), _norm_head, per_head=True, cite=_K20)
 )
 register(
     Method(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -316,27 +317,23 @@ class Aligner:
         self,
         sources: Sequence,
         targets: Sequence,
-        methods: Iterable[str] = ("norm",),
-        layers: Iterable[int] | None = None,
-        shifts: Iterable[str] = ("awi",),
-        level: str = "word",
-        decoder: str = "argmax",
-        heads: Iterable[int] | None = None,
+        *,
         batch_size: int = 32,
         progress: bool | None = None,
-        **decoder_options: float,
+        **options: Any,
     ) -> dict[Key, list[list[tuple[int, int]]]]:
-        """Word links per sentence for every (method, layer, shift); per-head methods average the
-        chosen ``heads`` (default all).
+        """Word links per sentence for every (method, layer, shift) of ``options`` (what :meth:`spec` takes:
+        ``methods``, ``layers``, ``shifts``, ``level``, ``decoder``, ``heads`` and decoder options; per-head
+        methods average the chosen ``heads``, default all).
 
         Sentences are tokenized text (split on ASCII spaces and tabs) or word lists; links are
         0-based ``(src_word, tgt_word)``. Output order is input order whatever the batching.
         """
         if len(sources) != len(targets):
             raise ValueError(f"{len(sources)} source sentences but {len(targets)} target sentences")
-        if "blends" in decoder_options:  # its keys are (method, layer, shift): no room for a blend
+        if "blends" in options:  # its keys are (method, layer, shift): no room for a blend
             raise TypeError("align() gives settings only; for blends use spec(blends=...) with dump() or links()")
-        spec = self.spec(methods, layers, shifts, level, decoder, heads, **decoder_options)
+        spec = self.spec(**options)
         out: dict[Key, list] = {
             (m, la, sh): [None] * len(sources) for m in spec.methods for la in spec.layers for sh in spec.shifts
         }
@@ -373,7 +370,7 @@ class Aligner:
     ) -> tuple[list[list[str]], dict[Key, list[list[tuple[int, int]]]]]:
         """Translate, then align each source with the model's own output."""
         hyps = self.translate(sources, batch_size=batch_size, **generate)
-        return hyps, self.align(sources, hyps, methods, layers, shifts, batch_size=batch_size)
+        return hyps, self.align(sources, hyps, methods=methods, layers=layers, shifts=shifts, batch_size=batch_size)
 
     def dump(
         self, pairs: Sequence[tuple], spec: AlignSpec, batch_size: int = 32, progress: bool = False

@@ -266,7 +266,7 @@ def test_the_same_multilingual_model_is_its_own_reverse_with_languages_swapped(o
     rev = HFAligner.from_pretrained(str(folder), src_lang="fr", tgt_lang="en")
     assert rev.languages() == ("fr", "en")
     turned = [tuple(reversed([x.strip() for x in p.split("|||")])) for p in PAIRS]
-    want = rev.align([s for s, _ in turned], [t for _, t in turned], ["norm"], [1])[("norm", 1, "awi")]
+    want = rev.align([s for s, _ in turned], [t for _, t in turned], methods=["norm"], layers=[1])[("norm", 1, "awi")]
     got = [line.split() for line in (out / "norm-awi-layer1.reverse.align").read_text().splitlines()]
     assert got == [[f"{s}-{t}" for s, t in sorted((t, s) for s, t in links)] for links in want]
 
