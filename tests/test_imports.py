@@ -151,3 +151,57 @@ def test_every_command_module_imports_without_torch():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_no_import_cycle_between_modules_of_align():
+    # module-level imports only (a function-level import that breaks a cycle on purpose is named in a comment,
+    # e.g. norms -> feedforward, shards -> writer); TYPE_CHECKING blocks are not imports at run time
+    graph: dict[str, set[str]] = {}
+    for dirpath, _, names in os.walk(os.path.join(ROOT, "align")):
+        for name in names:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(dirpath, name)
+            package = os.path.relpath(dirpath, ROOT).replace(os.sep, ".")
+            module = package if name == "__init__.py" else f"{package}.{name[:-3]}"
+            tree = ast.parse(open(path, encoding="utf-8").read(), path)
+            deps = set()
+            for node in tree.body:  # top level only
+                if isinstance(node, ast.ImportFrom) and node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[: len(parts) - node.level + 1])
+                    targets = [f"{base}.{node.module}"] if node.module else [f"{base}.{a.name}" for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    targets = [node.module]
+                elif isinstance(node, ast.Import):
+                    targets = [a.name for a in node.names]
+                else:
+                    continue
+                deps |= {t for t in targets if t.startswith("align.")}
+            graph[module] = deps
+    modules = set(graph)
+
+    def resolve(dep: str) -> str | None:
+        while dep and dep not in modules:
+            dep = dep.rpartition(".")[0]
+        return dep or None
+
+    edges = {
+        m: {r for d in deps if (r := resolve(d)) and r != m and not m.startswith(r + ".")} for m, deps in graph.items()
+    }
+    state: dict[str, int] = {}
+    cycle: list[str] = []
+
+    def visit(m: str, path: list[str]) -> bool:
+        state[m] = 1
+        for n in sorted(edges.get(m, ())):
+            if state.get(n) == 1:
+                cycle.extend(path[path.index(n) :] + [m, n] if n in path else [m, n])
+                return True
+            if n not in state and visit(n, path + [m]):
+                return True
+        state[m] = 2
+        return False
+
+    found = any(visit(m, []) for m in sorted(modules) if m not in state)
+    assert not found, "import cycle: " + " -> ".join(cycle)
