@@ -36,3 +36,30 @@ def marian_tokenizer(folder: str):
     tok = transformers.MarianTokenizer(source_spm=spm, target_spm=spm, vocab=vocab)
     os.remove(vocab)
     return tok
+
+
+def tiny_marian(folder: str, d_model: int, heads: int, ffn: int, seed: int):
+    """``(model, tokenizer)``: a Marian model of 1 encoder and 2 decoder layers with random weights
+    (:func:`randomize` with ``seed``) over :func:`marian_tokenizer`'s vocabulary."""
+    import transformers
+
+    tok = marian_tokenizer(folder)
+    cfg = transformers.MarianConfig(
+        vocab_size=len(tok),
+        decoder_vocab_size=len(tok),
+        d_model=d_model,
+        encoder_layers=1,
+        decoder_layers=2,
+        encoder_attention_heads=heads,
+        decoder_attention_heads=heads,
+        encoder_ffn_dim=ffn,
+        decoder_ffn_dim=ffn,
+        max_position_embeddings=64,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        decoder_start_token_id=tok.pad_token_id,
+    )
+    torch.manual_seed(0)
+    model = transformers.MarianMTModel(cfg).eval()
+    randomize(model, seed)
+    return model, tok

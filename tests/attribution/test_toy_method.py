@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")
 
-from hf_tiny import marian_tokenizer, randomize  # noqa: E402
+from hf_tiny import tiny_marian  # noqa: E402
 
 from align.attribution.methods import METHODS, LayerContext, Method, check_methods, register  # noqa: E402
 from hf_plugins.hub import HFAligner  # noqa: E402
@@ -49,25 +49,7 @@ def toy():
 @pytest.fixture(scope="module")
 def aligner(tmp_path_factory):
     """A 2-layer Marian model with random weights and the shipped En-Fr SentencePiece vocabulary."""
-    tok = marian_tokenizer(str(tmp_path_factory.mktemp("tok")))
-    cfg = transformers.MarianConfig(
-        vocab_size=len(tok),
-        decoder_vocab_size=len(tok),
-        d_model=16,
-        encoder_layers=1,
-        decoder_layers=2,
-        encoder_attention_heads=2,
-        decoder_attention_heads=2,
-        encoder_ffn_dim=32,
-        decoder_ffn_dim=32,
-        max_position_embeddings=64,
-        pad_token_id=tok.pad_token_id,
-        eos_token_id=tok.eos_token_id,
-        decoder_start_token_id=tok.pad_token_id,
-    )
-    torch.manual_seed(0)
-    model = transformers.MarianMTModel(cfg).eval()
-    randomize(model, seed=1)
+    model, tok = tiny_marian(str(tmp_path_factory.mktemp("tok")), d_model=16, heads=2, ffn=32, seed=1)
     return HFAligner(model, tok)
 
 

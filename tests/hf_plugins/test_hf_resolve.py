@@ -21,28 +21,9 @@ PAIRS = ["the house is small . ||| la maison est petite .", "a cat ||| un chat"]
 
 
 def _marian(folder):
-    from hf_tiny import marian_tokenizer, randomize
+    from hf_tiny import tiny_marian
 
-    tok = marian_tokenizer(folder)
-    cfg = transformers.MarianConfig(
-        vocab_size=len(tok),
-        decoder_vocab_size=len(tok),
-        d_model=32,
-        encoder_layers=1,
-        decoder_layers=2,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=64,
-        decoder_ffn_dim=64,
-        max_position_embeddings=64,
-        pad_token_id=tok.pad_token_id,
-        eos_token_id=tok.eos_token_id,
-        decoder_start_token_id=tok.pad_token_id,
-    )
-    torch.manual_seed(0)
-    model = transformers.MarianMTModel(cfg).eval()
-    randomize(model, 11)
-    return model, tok
+    return tiny_marian(folder, d_model=32, heads=4, ffn=64, seed=11)
 
 
 def _m2m100(folder):
