@@ -40,11 +40,17 @@ def run_naming_extras(prog: str, run: Callable[[Sequence[str] | None], int], arg
         return 2
 
 
+EMPTY_MEANS_NONE = {"combine"}
+"""Flags whose empty value means something: ``--combine ""`` is no combination (the reverse links only)."""
+
+
 def empty_flag(parser: argparse.ArgumentParser, values: dict[str, Any]) -> str | None:
     """The first flag given as an empty (or blank) string, as the user typed it (``--reverse-model``), or None:
     an empty path or list is never what was meant, and would otherwise read as "not given"."""
     flags = {a.dest: a.option_strings[-1] if a.option_strings else a.dest for a in parser._actions}
     for dest, value in values.items():
+        if dest in EMPTY_MEANS_NONE:
+            continue
         if isinstance(value, str) and not value.strip():
             return flags.get(dest, dest)
     return None

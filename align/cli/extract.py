@@ -287,12 +287,9 @@ def _main(argv=None) -> int:
     from ..attribution.methods import METHODS
 
     try:
-        checked = check_flags(flags, METHODS)  # --calibration's file too: a bad one is refused before any model loads
+        checked = check_flags(flags, METHODS)
     except (LaunchError, UsageError) as e:
         ap.error(str(e))
-    except RunError as e:
-        print(f"align-extract: {e}", file=sys.stderr)
-        return 1
     if checked.dest is not None:  # checked before the model loads: a bad --out loses no work
         try:
             what = "shard folder" if flags.shard is not None else "output folder"
@@ -318,28 +315,37 @@ def _plan(flags: Flags, checked: Checked, stack: ExitStack) -> tuple[ExtractPlan
     """The plan of the run: the input (a named set's text written to a temporary file kept by ``stack``), the
     models and the calibration, each checked against the others; and the lines to print first (warnings, and
     once what could not be checked). UsageError or RunError."""
-    from ..extraction.loading import check_pair
-    from ..extraction.plan import check_input, load_calibration, load_models
+    from ..extraction.loading import check_pair, check_reverse
+    from ..extraction.plan import check_input, load_calibration, load_models, read_run_calibration
 
     path, input_name, test_sig, langs = flags.input, None, None, None
     if flags.test_set is not None:
         path, input_name, test_sig, langs = _testset_input(flags, stack)
     assert path is not None  # check_flags: --input or -t
     check_input(flags, path)
-    fw, aligner, spec, reverse, _ = load_models(flags, checked)
+    cal = None
+    if flags.calibration:  # every field checked before any model loads (a bad file is refused in one line)
+        from ..attribution.methods import METHODS
+
+        cal = read_run_calibration(flags.calibration, METHODS)
+    fw, aligner, spec, reverse = load_models(flags, checked)
     notes = []
     unchecked = []
     if langs is not None and input_name is not None:
         if not check_pair(aligner, langs, input_name, flags.model):
-            unchecked.append(f"{flags.model} declares no languages: its direction is not checked against {input_name}")
-    if reverse is not None and None in (*aligner.languages(), *reverse[0].languages()):
+            unchecked.append(
+                f"{flags.model} ({'->'.join(str(x) for x in aligner.languages())}): its direction could not be "
+                f"checked against {input_name}"
+            )
+    if reverse is not None and not check_reverse(aligner, reverse[0], flags.reverse_model or ""):
         unchecked.append(
-            f"{flags.model if None in aligner.languages() else flags.reverse_model} declares no languages: "
-            "the two models' directions are not checked against each other"
+            f"{flags.model} ({'->'.join(str(x) for x in aligner.languages())}) and {flags.reverse_model} "
+            f"({'->'.join(str(x) for x in reverse[0].languages())}): their directions could not be checked "
+            "against each other (no single language declared, or codes this release cannot compare)"
         )
     calibrated, warning = None, None
     if flags.calibration:
-        calibrated, warning = load_calibration(flags, aligner, spec, reverse, test_sig, checked.calibration)
+        calibrated, warning = load_calibration(flags, aligner, spec, reverse, test_sig, cal)
     notes += [warning] if warning else []
     notes += [f"note: {'; '.join(unchecked)}"] if unchecked else []
     plan = ExtractPlan(flags, checked, path, input_name, test_sig, fw, aligner, spec, reverse, calibrated)

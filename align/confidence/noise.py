@@ -8,9 +8,11 @@ et al. 2018; Zaragoza-Bernabeu et al. 2022, Bicleaner AI: random pairs, truncate
 omitted, replaced by others of similar frequency, or swapped). Each kind is one registry entry
 (:data:`KINDS`) that says which taxonomy it comes from and what it needs; :func:`make` builds noisy copies of
 sentence pairs, deterministically for a seed. A kind is measured leave-one-kind-out: a score is fitted on the
-others' negatives and scored on it (``benchmarks/confidence.py``).
+others' negatives and scored on it (the evaluation the issue asks for; not built yet).
 
-Pairs are ``(source words, target words)``; a kind never returns an empty side.
+Pairs are ``(source words, target words)``; a kind never returns an empty side. On a side of one word the kinds
+that cut, drop, reorder or swap words (``short``, ``truncated``, ``omitted``, ``misordered-*``, ``swapped``) can
+only return it as it was: measure them on pairs of two words or more.
 """
 
 from __future__ import annotations
@@ -155,10 +157,18 @@ for _kind in (
 
 
 def _swap(words: list[str], rng: random.Random, times: int) -> list[str]:
-    out = list(words)
-    for _ in range(times if len(out) > 1 else 0):
-        k = rng.randrange(len(out) - 1)
+    """Up to ``times`` swaps of adjacent words that differ, at positions that do not overlap (so no swap undoes
+    another); the words unchanged only when no two adjacent words differ."""
+    candidates = [k for k in range(len(words) - 1) if words[k] != words[k + 1]]
+    rng.shuffle(candidates)
+    out, used = list(words), set[int]()
+    for k in candidates:
+        if len(used) // 2 >= times:
+            break
+        if k in used or k + 1 in used:
+            continue
         out[k], out[k + 1] = out[k + 1], out[k]
+        used |= {k, k + 1}
     return out
 
 
@@ -168,8 +178,8 @@ def make(pairs: Sequence[Pair], kind: str, seed: int = 1, third_language: Sequen
     if kind not in KINDS:
         raise ValueError(f"unknown noise kind {kind!r}; valid: {', '.join(KINDS)}")
     k = KINDS[kind]
-    if "third-language" in k.needs and not third_language:
-        raise ValueError(f"noise kind {kind!r} needs sentences of a third language (third_language)")
+    if "third-language" in k.needs and (not third_language or not all(third_language)):
+        raise ValueError(f"noise kind {kind!r} needs sentences of a third language (third_language), none empty")
     if not pairs:
         return []
     context = NoiseContext(pairs, third_language, Counter(w for _, t in pairs for w in t))

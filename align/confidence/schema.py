@@ -204,6 +204,9 @@ def _numbers(d: dict[str, Any], key: str, where: str, prefix: str, n: int, bound
             f"({'an intercept and ' if key == 'weights' else ''}one per feature of {prefix}.features)"
         )
     test, expected = _number(*bounds)
+
+    if key == "scale":  # an earlier fit stored ~2e-16 for a near-constant feature: such a file is to be fitted again
+        expected += "; a file of an earlier fit may need fitting again with align-calibrate"
     for i, v in enumerate(values):
         if not test(v):
             raise fail(where, f"{field}[{i}]", v, expected)

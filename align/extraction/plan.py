@@ -1,7 +1,7 @@
 """An extraction run as one immutable plan, built and checked once before anything is written.
 
 ``align-extract`` is flags -> :class:`Flags` -> :func:`check_flags` (everything that needs no model: usage
-errors, then the ``--calibration`` file's schema, before a model loads) -> :func:`build_plan` (the models,
+errors, then the ``--calibration`` file's schema, before a model loads) -> :func:`load_models` and :func:`load_calibration` (the models,
 their spec, the reverse model, the calibration, each checked against the others) ->
 :func:`align.extraction.run.extract` (the engine, streamed into :class:`align.extraction.writer.OutputFolder`).
 Nothing is written onto the flags: what a step derives is a field of the next step's value. Errors are
@@ -98,12 +98,6 @@ class Checked:
     combine_threshold: float
     blends: tuple[str, ...]
     dest: str | None
-    calibration: Any = None  # align.confidence.calibration.Calibration
-
-    @property
-    def sharded(self) -> bool:
-        """True under ``--shard`` (K/N or auto): lines carry global ids, the folder is ``shard-K-of-N``."""
-        return self.dest is not None and os.path.basename(self.dest).startswith("shard-")
 
 
 @dataclass(frozen=True)
@@ -159,18 +153,14 @@ def parse_shard(s: str | None) -> tuple[int, int]:
 
 
 def check_flags(f: Flags, methods: Mapping[str, Any]) -> Checked:
-    """Every check that needs no model, in the order a user meets them; UsageError (or LaunchError) if one fails,
-    then RunError if the ``--calibration`` file is not one (:func:`read_run_calibration`).
+    """Every check that needs no model, in the order a user meets them; UsageError (or LaunchError) if one fails.
     ``methods``: the method registry's names."""
     try:
-        checked = _check_flags(f, methods)
+        return _check_flags(f, methods)
     except LaunchError:
         raise
     except ValueError as e:
         raise UsageError(str(e)) from None
-    if f.calibration:
-        checked = replace(checked, calibration=read_run_calibration(f.calibration, methods))
-    return checked
 
 
 def read_run_calibration(path: str, methods: Mapping[str, Any]) -> Any:
@@ -316,8 +306,8 @@ def check_input(f: Flags, path: str) -> None:
         )
 
 
-def load_models(f: Flags, c: Checked) -> tuple[str, Any, AlignSpec, tuple[Any, AlignSpec] | None, dict[str, Any]]:
-    """``(framework, aligner, spec, reverse, loader kwargs)``: the model loaded and its spec checked (UsageError
+def load_models(f: Flags, c: Checked) -> tuple[str, Any, AlignSpec, tuple[Any, AlignSpec] | None]:
+    """``(framework, aligner, spec, reverse)``: the model loaded and its spec checked (UsageError
     for a layer, head, shift or blend it lacks), the reverse model checked against it."""
     import torch
 
@@ -357,7 +347,7 @@ def load_models(f: Flags, c: Checked) -> tuple[str, Any, AlignSpec, tuple[Any, A
         reverse = load_reverse(
             f.reverse_model, aligner, spec, loader_kwargs, opts, lowercase=f.lowercase, forward_path=f.model
         )
-    return fw, aligner, spec, reverse, kwargs
+    return fw, aligner, spec, reverse
 
 
 def calibration_setting(spec: AlignSpec, method: str, layer: int, shift: str) -> dict[str, Any]:

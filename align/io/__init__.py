@@ -5,7 +5,8 @@ against each other and the text (:mod:`.directions`), the errors that name file 
 and the console scripts' output plumbing (:mod:`.console`). Standard library and numpy; it reads and
 writes :class:`align.links.alignments.Alignments` and nothing above them.
 
-``align.links.formats`` (0.2.0) is this package now: its names are all here.
+``align.links.formats`` (0.2.0) is this package now: its names are all here but ``shared_data_dir``, which is
+:func:`align.gold.testsets.shared_data_dir`.
 """
 
 from .atomic import new_file_mode, replace_atomic, write_text_atomic

@@ -68,6 +68,9 @@ def _check_text_shape(m: np.ndarray, lengths: tuple[int, int] | None, path: str,
         turned = (
             " (the shape turned round: a reverse model's matrix, or the two files given the wrong way round?)"
             if m.shape == (s, t)
+            else " (files of an align-extract --truncate run hold only the words the model kept: give them "
+            "without --text)"
+            if m.shape[0] <= t and m.shape[1] <= s
             else ""
         )
         raise AlignmentFormatError(

@@ -93,3 +93,37 @@ def test_an_empty_flag_is_a_usage_error(flag, tmp_path):
     args[flag] = ""
     r = _run("align.cli.extract", *itertools.chain.from_iterable(args.items()))
     assert r.returncode == 2 and f"{flag} is empty" in r.stderr.strip().splitlines()[-1]
+
+
+class _Fake:
+    def __init__(self, langs, sha="a"):
+        self._langs, self._sha = langs, sha
+
+    def languages(self):
+        return self._langs
+
+    def identity(self):
+        return {"sha256": self._sha, "path": "/x"}
+
+
+def test_what_cannot_be_told_apart_is_not_refused():
+    # the same NLLB model, zho_Hans -> zho_Hant and back: two directions of one language
+    assert check_reverse(_Fake(("zho_Hans", "zho_Hant")), _Fake(("zho_Hant", "zho_Hans")), "nllb") is True
+    with pytest.raises(RunError, match="is the --model itself"):
+        check_reverse(_Fake(("zho_Hans", "zho_Hant")), _Fake(("zho_Hans", "zho_Hant")), "nllb")
+    # a multi-source Marian model (mul -> en) with a French set: not checked, not refused
+    assert check_pair(_Fake(("mul", "en")), ("fr", "en"), "test set hansards (fr-en)", "opus-mt-mul-en") is False
+    with pytest.raises(RunError, match="translates mul->en, but"):
+        check_pair(_Fake(("mul", "en")), ("fr", "de"), "a set", "opus-mt-mul-en")
+    # a code the table does not reduce (ukr_Cyrl) against a two-letter one: not checked, not refused
+    assert check_reverse(_Fake(("uk", "en"), "a"), _Fake(("eng_Latn", "ukr_Cyrl"), "b"), "nllb") is False
+
+
+def test_an_empty_combine_keeps_its_meaning():
+    # --combine "" is no combination (the reverse links only), as before; every other empty flag is refused
+    from align.cli.common import empty_flag
+    from align.cli.extract import build_parser
+
+    ap = build_parser()
+    assert empty_flag(ap, {"combine": "", "model": "m"}) is None
+    assert empty_flag(ap, {"combine": "", "reverse_model": " "}) == "--reverse-model"

@@ -59,3 +59,11 @@ def test_refusals_name_what_is_valid():
         make(PAIRS, "nope")
     with pytest.raises(ValueError, match="needs sentences of a third language"):
         make(PAIRS, "wrong-language")
+
+
+def test_swapped_always_changes_a_target_it_can_change():
+    pairs = [(["a"], ["x", "y"]), (["a"], ["x", "y", "z"]), (["a"], ["x", "x"]), (["a"], ["w", "x", "y", "z"])]
+    for seed in range(20):
+        out = make(pairs, "swapped", seed=seed)
+        assert out[0][1] == ["y", "x"] and out[1][1] != ["x", "y", "z"] and out[2][1] == ["x", "x"]
+        assert sorted(out[3][1]) == ["w", "x", "y", "z"] and out[3][1] != ["w", "x", "y", "z"]
