@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 
 from torch import Tensor
 
+from ..spec.registry import add
 from .contrib import alti_block, rollout_decoder_step, rollout_encoder, value_zeroing
 from .feedforward import score_attn_res_ln_ff
 from .norms import (
@@ -127,10 +128,7 @@ METHODS: dict[str, Method] = {}
 
 def register(method: Method) -> Method:
     """Add a method to the registry (names are unique)."""
-    if method.name in METHODS:
-        raise ValueError(f"method {method.name!r} is registered already")
-    METHODS[method.name] = method
-    return method
+    return add(METHODS, method.name, method, "method")
 
 
 def get_method(name: str) -> Method:

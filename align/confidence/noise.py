@@ -22,6 +22,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..spec.registry import add
+
 Pair = tuple[list[str], list[str]]
 
 _KK18 = "Khayrallah & Koehn 2018"
@@ -61,10 +63,7 @@ KINDS: dict[str, Kind] = {}
 
 def register(kind: Kind) -> Kind:
     """Add a kind to :data:`KINDS` (a name once)."""
-    if kind.name in KINDS:
-        raise ValueError(f"noise kind {kind.name!r} is registered already")
-    KINDS[kind.name] = kind
-    return kind
+    return add(KINDS, kind.name, kind, "noise kind")
 
 
 def _other(index: int, n: int, rng: random.Random) -> int:
