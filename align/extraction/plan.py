@@ -18,7 +18,7 @@ from typing import Any
 
 from ..spec.alignspec import AlignSpec
 from ..spec.setting import Blend, combined_file, reverse_file
-from ..spec.signature import identity_fields
+from ..spec.signature import file_digest, identity_fields
 from .launch import LaunchError, shard_from_env
 from .loading import RunError, UsageError, framework_of, load_aligner, load_reverse, one_line
 
@@ -110,6 +110,8 @@ class Calibrated:
     reverse: Any
     reverse_spec: AlignSpec | None
     spec: AlignSpec
+    sha256: str = ""
+    """The file's digest, taken when the plan is built (the run's signature records it)."""
 
 
 @dataclass(frozen=True)
@@ -418,7 +420,7 @@ def load_calibration(
             f"warning: {f.calibration} was fitted on {fitted} (sentences: "
             f"{cal.fitted_on.get('fold', 'all')}); what this run measures on them is in-sample"
         )
-    return Calibrated(match[0], cal, rev, rspec, cspec), warning
+    return Calibrated(match[0], cal, rev, rspec, cspec, file_digest(f.calibration)), warning
 
 
 def _not_computed(path: str, spec: AlignSpec, want: Mapping[str, Any]) -> str:

@@ -78,12 +78,8 @@ def _calibration_signature(plan: ExtractPlan) -> dict[str, Any] | bool:
     f, cal = plan.flags, plan.calibrated
     if not f.calibration or cal is None:
         return False
-    import hashlib
-
-    with open(f.calibration, "rb") as fh:
-        digest = hashlib.sha256(fh.read()).hexdigest()
     return {
-        "sha256": digest,
+        "sha256": cal.sha256,
         "prob_threshold": f.prob_threshold,
         "sentence_scores": f.sentence_scores,
         "reverse_model": identity_fields(cal.reverse.identity()) if cal.reverse else None,
