@@ -9,7 +9,10 @@ is fitted on that half, and everything is measured on the other half; the two ha
 - Spearman correlation between the sentence score and the per-sentence F1 of the argmax links;
 - ROC-AUC of the sentence score for telling the held-out gold pairs from corrupted copies of them
   (target shuffled among pairs, cut to its first half, another pair's target appended), beside the
-  length-ratio baseline ``-|log(len(tgt) / len(src))|``.
+  length-ratio baseline ``-|log(len(tgt) / len(src))|``. This sentence score is the one of version 1 calibration
+  files (link probabilities and lengths: ``LINK_FEATURES``), fitted on these three corruptions; the score
+  ``align-calibrate`` fits now (both models' log-probabilities, every kind of noise) is measured by
+  ``benchmarks/sentence_scores.py``, leave-one-kind-out.
 
 Writes ``benchmarks/results/confidence.{md,json}`` and ``confidence_reliability.png``.
 Usage: python benchmarks/confidence.py [--methods attn,norm,alti] [--limit N] [--out benchmarks/results/confidence]
@@ -32,6 +35,7 @@ sys.path.insert(0, ROOT)
 
 from align.confidence.calibration import (  # noqa: E402
     CORRUPTIONS,
+    ScoredPair,
     corrupt,
     fit_calibration,
     gold_cells,  # noqa: E402
@@ -109,7 +113,7 @@ def run_set(name: str, model: str, methods: list[str], limit: int, batch_size: i
             cal = fit_calibration(
                 [mats[k] for k in fit],
                 [cells[k] for k in fit],
-                [m for kind in CORRUPTIONS for m in corrupted[kind, f][method, layer]],
+                [ScoredPair(m) for kind in CORRUPTIONS for m in corrupted[kind, f][method, layer]],
                 identity,
                 calibration_setting(spec, method, layer, "awi"),
                 {"fold": f},

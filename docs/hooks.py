@@ -233,6 +233,26 @@ def method_needs_table() -> str:
     return "\n".join(out)
 
 
+def sentence_features_table() -> str:
+    """One row per registered sentence feature (``align.confidence.sentence``), and which lists use it."""
+    reg = importlib.import_module("align.confidence.sentence")
+    out = ["| feature | what it is | needs | forward only | both models |", "|---|---|---|---|---|"]
+    for f in reg.FEATURES.values():
+        needs = ", ".join(f"`{n}`" for n in sorted(f.needs))
+        fwd, both = ("yes" if f.name in lst else "" for lst in (reg.FORWARD_FEATURES, reg.BOTH_FEATURES))
+        out.append(f"| `{f.name}` | {_cell(f.description)} | {needs} | {fwd} | {both} |")
+    return "\n".join(out)
+
+
+def noise_kinds_table() -> str:
+    """One row per kind of noise (``align.confidence.noise``)."""
+    reg = importlib.import_module("align.confidence.noise")
+    out = ["| kind | what it does to a clean pair | from |", "|---|---|---|"]
+    for k in reg.KINDS.values():
+        out.append(f"| `{k.name}` | {_cell(k.description)} | {_cell(k.source)} |")
+    return "\n".join(out)
+
+
 def testsets_table() -> str:
     """One row per named gold test set, from the registry's ``listing()``."""
     out = [
@@ -270,6 +290,8 @@ EXPANSIONS = {
     ("table", "method-needs"): method_needs_table,
     ("table", "test-sets"): testsets_table,
     ("table", "layout"): layout_table,
+    ("table", "sentence-features"): sentence_features_table,
+    ("table", "noise-kinds"): noise_kinds_table,
     ("api", "console-scripts"): console_scripts_api,
 }
 

@@ -16,21 +16,23 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .. import __version__
+from ..confidence import noise
 from ..confidence.calibration import (
-    CORRUPTIONS,
     FOLDS,
     CalibrationError,
-    corrupt,
+    ScoredPair,
     fit_calibration,
     fold_indices,
     gold_cells,
     write_calibration,
 )
+from ..confidence.sentence import BOTH_FEATURES, FORWARD_FEATURES
 from ..extraction.loading import (
     LOADERS,
     RunError,
@@ -88,7 +90,21 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--framework", choices=list(LOADERS))
     ap.add_argument("--src-lang", help="source language code of multilingual tokenizers (NLLB: eng_Latn)")
     ap.add_argument("--tgt-lang", help="target language code (NLLB: fra_Latn); the reverse model gets them swapped")
-    ap.add_argument("--seed", type=int, default=1, help="seed of the corrupted pairs (the sentence model's negatives)")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the noisy pairs (the sentence model's negatives)")
+    ap.add_argument(
+        "--sentence-pairs",
+        metavar="PAIRS",
+        help="'source ||| target' pairs the sentence score is fitted on, with noisy copies of them, instead of "
+        "the gold sentences: pairs like those it will score and that the model did not train on (a held-out "
+        "slice of its corpus); a model that saw the gold sentences in training finds them likelier than any "
+        "new pair, and a score fitted on them calls new pairs noise",
+    )
+    ap.add_argument(
+        "--third-language",
+        metavar="FILE",
+        help="sentences of a language that is neither side's, one per line, words split by spaces: the "
+        "'wrong-language' noise (a target in that language); without it that kind is left out",
+    )
     ap.add_argument("--format", choices=("text", "json"), default="text", help="the summary's format")
     return ap
 
@@ -103,6 +119,21 @@ def read_gold_pairs(args) -> tuple[list, Alignments, str, tuple[str, str] | None
     gold = read_alignments(args.gold, args.gold_format, reverse=args.reverse_gold)
     check_links_in_range(gold, [len(s) for s, _ in pairs], [len(t) for _, t in pairs], args.gold)
     return pairs, gold, f"{args.gold} / {args.input}", None
+
+
+def read_third_language(path: str) -> list[list[str]]:
+    """Sentences of a third language, one per line, split at spaces; ValueError naming the file and the line of
+    an empty one."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            words = line.split()
+            if not words:
+                raise ValueError(f"{path}:{n}: an empty line; expected a sentence (--third-language)")
+            out.append(words)
+    if not out:
+        raise ValueError(f"{path}: no sentence; expected one per line (--third-language)")
+    return out
 
 
 @console_main("align-calibrate")
@@ -188,6 +219,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
     _quiet()
     try:
         pairs, gold, source, langs = read_gold_pairs(args)
+        # every input file read before any model loads: a bad line costs no model time
+        third = read_third_language(args.third_language) if args.third_language else []
+        spairs = read_text_pairs(args.sentence_pairs) if args.sentence_pairs else None
     except testsets.UnknownTestSetError as e:
         ap.error(str(e))
     except (AlignmentFormatError, ValueError, OSError) as e:
@@ -205,34 +239,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         ap.error(str(e))
     name = aligner.settings(spec)[0][0]
     fit, held = fold_indices(len(pairs), args.fit_on)
-
-    from ..extraction.aligner import score_matrices  # torch: --help and --version work without it
-
-    def both(ps: Sequence) -> list[tuple]:
-        """Each pair's (scores, NULL) and, with a reverse model, its (scores, NULL) of the pair turned round."""
-        fwd = score_matrices(aligner, spec, name, ps, args.batch_size)
-        if reverse is None:
-            return fwd
-        rev = score_matrices(reverse, rspec, name, [(t, s) for s, t in ps], args.batch_size)
-        return [f + r for f, r in zip(fwd, rev)]
-
+    models = _Models(aligner, spec, reverse, rspec, name, args.batch_size)
     try:
-        mats = both(pairs)
-        fit_pairs = [pairs[k] for k in fit]
-        negatives = [m for kind in CORRUPTIONS for m in both(corrupt(fit_pairs, kind, args.seed))]
-        cells = [gold_cells(gold, k, *mats[k][0].shape) for k in range(len(pairs))]
-        identity = identity_fields(aligner.identity())
-        setting = calibration_setting(spec, args.method, args.layer, args.shift)
-        if reverse is not None:
-            setting["reverse_model"] = identity_fields(reverse.identity())
-        cal = fit_calibration(
-            [mats[k] for k in fit],
-            [cells[k] for k in fit],
-            negatives,
-            identity,
-            setting,
-            {"gold": source, "fold": args.fit_on, "seed": args.seed},
-        )
+        cal, mats, cells = _fit(args, models, pairs, gold, source, fit, spairs, third)
     except (ValueError, OSError) as e:  # CalibrationError (too few links), a word-map or length error: one line
         print(f"align-calibrate: {_one_line(e)}", file=sys.stderr)
         return 1
@@ -255,6 +264,72 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return 1
     _print_summary(args, name, cal, len(fit), len(held), t0)
     return 0
+
+
+@dataclass(frozen=True)
+class _Models:
+    """The model, its spec, the reverse model and its spec (or None), the setting's file name, the batch size."""
+
+    aligner: Any
+    spec: Any
+    reverse: Any
+    rspec: Any
+    name: str
+    batch_size: int
+
+    def score(self, ps: Sequence) -> list[ScoredPair]:
+        """Each pair as the model (and the reverse model, the pair turned round) scored it."""
+        from ..extraction.aligner import score_matrices  # torch: --help and --version work without it
+
+        fwd = score_matrices(self.aligner, self.spec, self.name, ps, self.batch_size, logprobs=True)
+        rev = (
+            score_matrices(self.reverse, self.rspec, self.name, [(t, s) for s, t in ps], self.batch_size, logprobs=True)
+            if self.reverse is not None
+            else [None] * len(fwd)
+        )
+        return [
+            ScoredPair(f[:2] + (r[:2] if r else ()), list(s), list(t), f[2], r[2] if r else None)
+            for f, r, (s, t) in zip(fwd, rev, ps)
+        ]
+
+
+def _fit(
+    args: argparse.Namespace, models: _Models, pairs: list, gold: Alignments, source: str, fit: list[int],
+    spairs: list | None, third: list[list[str]],
+) -> tuple[Any, list, list]:  # fmt: skip
+    """The calibration (cells on the gold sentences ``fit``; the sentence score on ``spairs``, or else on those
+    sentences, against noisy copies of every kind), every gold sentence's matrices and gold cells."""
+    kinds = [k for k, kind in noise.KINDS.items() if third or "third-language" not in kind.needs]
+    scored = models.score(pairs)
+    mats = [p.matrices for p in scored]
+    if spairs is not None:
+        fit_pairs = [(list(s), list(t)) for s, t in spairs]
+        positives = models.score(fit_pairs)
+    else:
+        fit_pairs = [(list(s), list(t)) for s, t in (pairs[k] for k in fit)]
+        positives = [scored[k] for k in fit]
+    negatives = []
+    for kind in kinds:  # a noisy copy equal to its pair (a one-word side cannot be cut) is not noise
+        noisy = [p for p, q in zip(noise.make(fit_pairs, kind, args.seed, third), fit_pairs) if p != q]
+        negatives += models.score(noisy) if noisy else []
+    cells = [gold_cells(gold, k, *mats[k][0].shape) for k in range(len(pairs))]
+    setting = calibration_setting(models.spec, args.method, args.layer, args.shift)
+    if models.reverse is not None:
+        setting["reverse_model"] = identity_fields(models.reverse.identity())
+    fitted_on: dict[str, Any] = {"gold": source, "fold": args.fit_on, "seed": args.seed, "noise": kinds}
+    if spairs is not None:
+        fitted_on["sentence_pairs"] = f"{args.sentence_pairs} ({len(fit_pairs)} pairs)"
+    cal = fit_calibration(
+        [mats[k] for k in fit],
+        [cells[k] for k in fit],
+        negatives,
+        identity_fields(models.aligner.identity()),
+        setting,
+        fitted_on,
+        positives=positives,
+        features=BOTH_FEATURES if models.reverse is not None else FORWARD_FEATURES,
+    )
+    return cal, mats, cells
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from contextlib import ExitStack
@@ -28,7 +27,8 @@ from ..extraction.extras import missing_module
 from ..extraction.launch import LaunchError
 from ..extraction.loading import LOADERS, RunError, UsageError, framework_of, load_aligner, one_line
 from ..extraction.outputs import OutputExistsError, check_destination, clean_stale
-from ..extraction.plan import Checked, ExtractPlan, Flags, check_flags, parse_shard
+from ..extraction.plan import ExtractPlan, Flags, check_flags, parse_shard
+from ..extraction.prepare import build_plan
 from ..io.console import check_stdout_taken, console_main
 from ..io.inputs import InputError
 from ..spec.alignspec import LEVELS, SPECIALS
@@ -300,7 +300,7 @@ def _main(argv=None) -> int:
         clean_stale(checked.dest)
     with ExitStack() as inputs:
         try:
-            plan, notes = _plan(flags, checked, inputs)
+            plan, notes = build_plan(flags, checked, inputs)
         except UsageError as e:
             ap.error(str(e))
         except RunError as e:
@@ -309,68 +309,6 @@ def _main(argv=None) -> int:
         for line in notes:
             print(f"align-extract: {line}", file=sys.stderr)
         return _run(plan, t0)
-
-
-def _plan(flags: Flags, checked: Checked, stack: ExitStack) -> tuple[ExtractPlan, list[str]]:
-    """The plan of the run: the input (a named set's text written to a temporary file kept by ``stack``), the
-    models and the calibration, each checked against the others; and the lines to print first (warnings, and
-    once what could not be checked). UsageError or RunError."""
-    from ..extraction.loading import check_pair, check_reverse
-    from ..extraction.plan import check_input, load_calibration, load_models, read_run_calibration
-
-    path, input_name, test_sig, langs = flags.input, None, None, None
-    if flags.test_set is not None:
-        path, input_name, test_sig, langs = _testset_input(flags, stack)
-    assert path is not None  # check_flags: --input or -t
-    check_input(flags, path)
-    cal = None
-    if flags.calibration:  # every field checked before any model loads (a bad file is refused in one line)
-        from ..attribution.methods import METHODS
-
-        cal = read_run_calibration(flags.calibration, METHODS)
-    fw, aligner, spec, reverse = load_models(flags, checked)
-    notes = []
-    unchecked = []
-    if langs is not None and input_name is not None:
-        if not check_pair(aligner, langs, input_name, flags.model):
-            unchecked.append(
-                f"{flags.model} ({'->'.join(str(x) for x in aligner.languages())}): its direction could not be "
-                f"checked against {input_name}"
-            )
-    if reverse is not None and not check_reverse(aligner, reverse[0], flags.reverse_model or ""):
-        unchecked.append(
-            f"{flags.model} ({'->'.join(str(x) for x in aligner.languages())}) and {flags.reverse_model} "
-            f"({'->'.join(str(x) for x in reverse[0].languages())}): their directions could not be checked "
-            "against each other (no single language declared, or codes this release cannot compare)"
-        )
-    calibrated, warning = None, None
-    if flags.calibration:
-        calibrated, warning = load_calibration(flags, aligner, spec, reverse, test_sig, cal)
-    notes += [warning] if warning else []
-    notes += [f"note: {'; '.join(unchecked)}"] if unchecked else []
-    plan = ExtractPlan(flags, checked, path, input_name, test_sig, fw, aligner, spec, reverse, calibrated)
-    return plan, notes
-
-
-def _testset_input(flags: Flags, stack: ExitStack) -> tuple[str, str, str, tuple[str, str]]:
-    """The ``-t`` test set's text (in ``-l``'s direction) written to a temporary file kept open by ``stack``:
-    its path, the name errors give it, and the set's signature. An unknown name or direction is usage;
-    missing or changed files are input (RunError)."""
-    import tempfile
-
-    from ..gold import testsets
-
-    try:
-        ts = testsets.load(flags.test_set or "", flags.langs, flags.testsets_dir)
-    except testsets.UnknownTestSetError as e:
-        raise UsageError(str(e)) from None
-    except ValueError as e:
-        raise RunError(one_line(e)) from None
-    folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="align-extract-"))
-    path = os.path.join(folder, f"{ts.name}.{ts.pair}.src-tgt")
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.writelines(line + "\n" for line in ts.text_lines())
-    return path, f"test set {ts.name} ({ts.pair})", ts.signature(), ts.langs
 
 
 def _run(plan: ExtractPlan, t0: float) -> int:

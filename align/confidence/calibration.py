@@ -19,11 +19,13 @@ things for different methods, layers and models. A :class:`Calibration` maps wha
 The label is "the cell is a gold link, sure or possible" (the ``P`` set of Och & Ney 2003, what
 precision counts).
 
-A sentence score in ``[0, 1]`` says whether the pair aligns at all: a second logistic regression
-over the pair's link probabilities (:data:`SENTENCE_FEATURES`: how well each side's words are
-covered by their best link, the expected number of links per word, and the length ratio), fitted on
-the gold pairs against corrupted copies of them (target shuffled among pairs, cut to its first half,
-another pair's target appended): P(the pair is a translation) under that model.
+A sentence score in ``[0, 1]`` says whether the pair is a translation at all: a second logistic regression
+over the pair's features (:mod:`align.confidence.sentence`: what the forward model and, with a reverse model,
+the reverse model say about the pair under forced decoding, the link probabilities' coverage and shape, the
+lengths, the words copied), fitted on the gold pairs against noisy copies of them of every kind of
+:data:`align.confidence.noise.KINDS`, the two classes weighing the same: P(the pair is a translation) where
+half the pairs are translations and half are noise of those kinds. Files of version 1 hold a sentence model
+over the link probabilities alone (:data:`~align.confidence.sentence.LINK_FEATURES`) and read as they did.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..links.alignments import Alignments
+from .sentence import BOTH_FEATURES, FORWARD_FEATURES, LINK_FEATURES, PairEvidence, feature_vector, needs_of
 
 CELL_FEATURES = (
     "row_share",
@@ -59,23 +62,18 @@ CELL_FEATURES = (
 REVERSE_FEATURES = tuple(f"rev_{name}" for name in CELL_FEATURES)
 """The same features of the cell in the reverse model's matrix (a bidirectional calibration has both)."""
 
-SENTENCE_FEATURES = (
-    "tgt_coverage",
-    "src_coverage",
-    "coverage_hmean",
-    "links_per_tgt_word",
-    "links_per_src_word",
-    "abs_log_length_ratio",
-    "log_length_ratio",
-)
-"""What each sentence pair is described by, in order (see :func:`sentence_features`)."""
+SENTENCE_FEATURES = LINK_FEATURES
+"""The sentence features of version 1 files (the link probabilities only; see :func:`sentence_features`)."""
+
+SENTENCE_CHOICES = (LINK_FEATURES, FORWARD_FEATURES, BOTH_FEATURES)
+"""The feature lists a sentence model may have: version 1's, the forward model's, both models'."""
 
 CORRUPTIONS = ("shuffled", "truncated", "appended")
 """How the negatives of the sentence model are made from gold pairs (see :func:`corrupt`)."""
 
 FORMAT = "norm-align/calibration"
 """The file's ``format`` field (its schema, bounds and versions: :mod:`align.confidence.schema`)."""
-VERSION = 1
+VERSION = 2
 """The file version this release writes (:data:`align.confidence.schema.VERSIONS`: those it reads)."""
 FOLDS = ("all", "odd", "even")
 """Which gold sentences a calibration is fitted on (see :func:`fold_indices`)."""
@@ -150,6 +148,19 @@ def sentence_features(probs: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class ScoredPair:
+    """One sentence pair as the models scored it: ``matrices`` as :meth:`Calibration.probabilities` takes them
+    ((scores, NULL), and the reverse model's (scores, NULL) for a bidirectional calibration), the words, and
+    the forward and reverse models' forced-decoding log-probabilities per label (None when not computed)."""
+
+    matrices: tuple[Any, ...]
+    src: Sequence[str] = ()
+    tgt: Sequence[str] = ()
+    forward: np.ndarray | None = None
+    reverse: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
 class Logistic:
     """``P(y = 1 | x) = sigmoid(w0 + w . (x - mean) / scale)``: a logistic regression on standardized features."""
 
@@ -173,29 +184,37 @@ class Logistic:
 
 
 def fit_logistic(
-    x: np.ndarray, y: np.ndarray, features: Sequence[str], l2: float = 1e-2, iterations: int = 50
+    x: np.ndarray,
+    y: np.ndarray,
+    features: Sequence[str],
+    l2: float = 1e-2,
+    iterations: int = 50,
+    weights: np.ndarray | None = None,
 ) -> Logistic:
     """Fit :class:`Logistic` to (n, k) features and (n,) 0/1 labels by Newton's method; ``l2`` penalizes the
-    weights (not the intercept), so separable data still give finite weights."""
+    weights (not the intercept), so separable data still give finite weights; ``weights`` (n,): each
+    example's weight (default 1)."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    sw = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
     mean, scale = x.mean(0), x.std(0)
     # a feature constant to within 1e-9 of its size has scale 1: float rounding leaves a constant column a
     # spread of about 2e-16, which would multiply any later change of that feature by 4.5e15
     scale = np.where(scale > 1e-9 * np.maximum(1.0, np.abs(mean)), scale, 1.0)
     z = np.c_[np.ones(len(x)), (x - mean) / scale]
     w = np.zeros(z.shape[1])
-    w[0] = math.log((y.mean() + 1e-6) / (1 - y.mean() + 1e-6))
+    rate = float((sw * y).sum() / sw.sum())
+    w[0] = math.log((rate + 1e-6) / (1 - rate + 1e-6))
     penalty = np.diag(np.r_[0.0, np.full(z.shape[1] - 1, l2)])
 
     def loss(v: np.ndarray) -> float:  # penalized negative log-likelihood; logaddexp keeps it finite
         a = z @ v
-        return float(np.sum(np.logaddexp(0.0, a) - y * a) + 0.5 * v @ penalty @ v)
+        return float(np.sum(sw * (np.logaddexp(0.0, a) - y * a)) + 0.5 * v @ penalty @ v)
 
     current = loss(w)
     for _ in range(iterations):
         p = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -500, 500)))
-        grad = z.T @ (p - y) + penalty @ w
-        hess = (z * (p * (1 - p))[:, None]).T @ z + penalty + 1e-9 * np.eye(len(w))
+        grad = z.T @ (sw * (p - y)) + penalty @ w
+        hess = (z * (sw * p * (1 - p))[:, None]).T @ z + penalty + 1e-9 * np.eye(len(w))
         step = np.linalg.solve(hess, grad)
         t = 1.0  # Newton's step, halved until the loss goes down (collinear features make the full step overshoot)
         while t > 1e-10 and loss(w - t * step) > current:
@@ -262,11 +281,32 @@ class Calibration:
         x = cell_features(scores, null) if reverse is None else pair_features(scores, null, reverse, reverse_null)
         return self.cells.predict(x).reshape(t, s)
 
-    def sentence_score(self, probs: np.ndarray) -> float:
-        """(T, S) link probabilities -> P(the pair is a translation) in [0, 1] (0 for an empty side)."""
+    @property
+    def sentence_needs(self) -> frozenset[str]:
+        """What the sentence score needs (:data:`align.confidence.sentence.NEEDS`): ``forward`` and ``reverse``
+        name the models' log-probabilities."""
+        return needs_of(self.sentence.features)
+
+    def sentence_score(
+        self,
+        probs: np.ndarray,
+        src: Sequence[str] = (),
+        tgt: Sequence[str] = (),
+        forward: np.ndarray | None = None,
+        reverse: np.ndarray | None = None,
+    ) -> float:
+        """(T, S) link probabilities, the words, and the forward (n_t,) and reverse (n_s,) log-probabilities of
+        the labels -> P(the pair is a translation) in [0, 1] (0 for an empty side). CalibrationError naming what
+        the score needs and was not given."""
         if 0 in np.shape(probs):
             return 0.0
-        return float(self.sentence.predict(sentence_features(probs)[None])[0])
+        try:
+            x = feature_vector(PairEvidence(np.asarray(probs), src, tgt, forward, reverse), self.sentence.features)
+        except ValueError as e:
+            raise CalibrationError(
+                f"{e} (the calibration's sentence score uses {', '.join(self.sentence.features)})"
+            ) from None
+        return float(self.sentence.predict(x[None])[0])
 
     def check(self, model: dict[str, Any], setting: dict[str, Any], path: str = "calibration") -> None:
         """CalibrationError naming the first field in which ``model`` or ``setting`` differs from the fitted ones."""
@@ -324,20 +364,30 @@ def write_calibration(path: str, calibration: Calibration) -> None:
 def fit_calibration(
     matrices: Sequence[tuple[Any, ...]],
     gold_cells: Sequence[np.ndarray],
-    negatives: Sequence[tuple[Any, ...]],
+    negatives: Sequence[ScoredPair],
     model: dict[str, Any],
     setting: dict[str, Any],
     fitted_on: dict[str, Any],
+    positives: Sequence[ScoredPair] | None = None,
+    features: Sequence[str] = LINK_FEATURES,
+    l2: float = 1.0,
 ) -> Calibration:
     """Fit a calibration from the gold sentences' (scores, NULL mass) and their (T, S) 0/1 gold cells, and the
-    (scores, NULL mass) of corrupted pairs (the sentence model's negatives). Tuples of four, (scores, NULL,
-    reverse scores (S, T), reverse NULL), fit a bidirectional calibration. CalibrationError if there are
-    too few gold sentences or links to fit (:data:`MIN_SENTENCES`, :data:`MIN_LINKS`)."""
+    sentence model on ``positives`` (default: the gold sentences, matrices only) against ``negatives`` (noisy
+    pairs), the two classes weighing the same, over ``features`` (:mod:`align.confidence.sentence`). Tuples of
+    four, (scores, NULL, reverse scores (S, T), reverse NULL), fit a bidirectional calibration.
+    CalibrationError if there are too few gold sentences or links to fit (:data:`MIN_SENTENCES`,
+    :data:`MIN_LINKS`)."""
     if len(matrices) != len(gold_cells):
         raise CalibrationError(
             f"{len(matrices)} score matrices but {len(gold_cells)} gold sentences; expected one each"
         )
     both = bool(matrices) and len(matrices[0]) == 4
+    if tuple(features) not in SENTENCE_CHOICES or (tuple(features) == BOTH_FEATURES and not both):
+        raise CalibrationError(
+            f"sentence features {list(features)}: expected one of the lists of SENTENCE_CHOICES, both models' "
+            "only with a bidirectional calibration (the reverse model's scores)"
+        )
     x = [pair_features(*m) if both else cell_features(*m) for m in matrices]
     y = [np.asarray(g, dtype=np.float64).ravel() for g in gold_cells]
     for k, (m, g) in enumerate(zip((mm[0] for mm in matrices), gold_cells)):
@@ -354,20 +404,11 @@ def fit_calibration(
             f"least {MIN_SENTENCES} sentences, {MIN_LINKS} gold links and {MIN_LINKS} other cells"
         )
     cell_model = fit_logistic(np.vstack(x), labels, CELL_FEATURES + REVERSE_FEATURES if both else CELL_FEATURES)
-    cal = Calibration(
-        model,
-        setting,
-        cell_model,
-        Logistic(
-            SENTENCE_FEATURES,
-            np.zeros(len(SENTENCE_FEATURES)),
-            np.ones(len(SENTENCE_FEATURES)),
-            np.zeros(len(SENTENCE_FEATURES) + 1),
-        ),
-    )
-    pos = [sentence_features(cal.probabilities(*m)) for m in matrices]
-    neg = [sentence_features(cal.probabilities(*m)) for m in negatives]
-    cal.sentence = fit_logistic(np.array(pos + neg), np.r_[np.ones(len(pos)), np.zeros(len(neg))], SENTENCE_FEATURES)
+    n = len(features)
+    cal = Calibration(model, setting, cell_model, Logistic(tuple(features), np.zeros(n), np.ones(n), np.zeros(n + 1)))
+    positives = [ScoredPair(m) for m in matrices] if positives is None else positives
+    pos, neg = sentence_rows(cal, positives, features), sentence_rows(cal, negatives, features)
+    cal.sentence = fit_sentence_model(pos, neg, features, l2)
     cal.fitted_on = {
         **fitted_on,
         "sentences": len(matrices),
@@ -376,6 +417,28 @@ def fit_calibration(
         "negatives": len(neg),
     }
     return cal
+
+
+def sentence_rows(cal: Calibration, pairs: Sequence[ScoredPair], features: Sequence[str]) -> np.ndarray:
+    """(n, len(features)) the sentence features of each pair whose sides are not empty, under ``cal``'s cell model."""
+    out = []
+    for p in pairs:
+        probs = cal.probabilities(*p.matrices)
+        if 0 in probs.shape:
+            continue  # an empty side scores 0 without a model: nothing to fit
+        out.append(feature_vector(PairEvidence(probs, p.src, p.tgt, p.forward, p.reverse), features))
+    return np.array(out).reshape(len(out), len(features))
+
+
+def fit_sentence_model(pos: np.ndarray, neg: np.ndarray, features: Sequence[str], l2: float = 1.0) -> Logistic:
+    """The sentence model from (n_pos, k) features of translations and (n_neg, k) of noisy pairs, the two classes
+    weighing the same (each sums to half the examples): P(translation) at even odds. CalibrationError without
+    both."""
+    if not len(pos) or not len(neg):
+        raise CalibrationError(f"{len(pos)} pairs and {len(neg)} noisy pairs; the sentence model needs both")
+    n_all = len(pos) + len(neg)
+    w = np.r_[np.full(len(pos), 0.5 * n_all / len(pos)), np.full(len(neg), 0.5 * n_all / len(neg))]
+    return fit_logistic(np.vstack([pos, neg]), np.r_[np.ones(len(pos)), np.zeros(len(neg))], features, l2=l2, weights=w)
 
 
 def gold_cells(gold: Alignments, k: int, t: int, s: int) -> np.ndarray:

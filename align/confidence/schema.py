@@ -47,6 +47,7 @@ from .calibration import (
     FOLDS,
     FORMAT,
     REVERSE_FEATURES,
+    SENTENCE_CHOICES,
     SENTENCE_FEATURES,
     VERSION,
     Calibration,
@@ -54,7 +55,7 @@ from .calibration import (
     Logistic,
 )
 
-VERSIONS = (VERSION,)
+VERSIONS = (1, VERSION)
 """The file versions this release reads (the last is the one it writes)."""
 MAX_WEIGHT = 1e4
 """Largest magnitude of a weight or intercept (see the module docstring)."""
@@ -152,6 +153,11 @@ FITTED_ON: dict[str, Check] = {
     "cells": _integer(0),
     "gold_links": _integer(0),
     "negatives": _integer(0),
+    "sentence_pairs": ((lambda v: isinstance(v, str)), "a string (the pairs the sentence score was fitted on)"),
+    "noise": (
+        (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)),
+        "a list of strings (the kinds of noise of the sentence model's negatives)",
+    ),
 }
 """What it was fitted on (the first three as align-calibrate records them; the rest every fit records)."""
 MEASURED: dict[str, Check] = {
@@ -244,12 +250,17 @@ def calibration_from_dict(d: Any, where: str) -> Calibration:
         f"the {len(CELL_FEATURES)} cell features ({', '.join(CELL_FEATURES)}), then for a bidirectional "
         f"calibration the {len(REVERSE_FEATURES)} rev_ ones",
     )  # fmt: skip
-    sentence = check_logistic(
-        d["sentence"], where, "sentence", (SENTENCE_FEATURES,),
-        f"the {len(SENTENCE_FEATURES)} sentence features ({', '.join(SENTENCE_FEATURES)})",
-    )  # fmt: skip
-    setting = d["setting"]
     both = len(cells.features) > len(CELL_FEATURES)
+    if d["version"] == 1:  # version 1: the link probabilities' features only
+        choices: tuple[tuple[str, ...], ...] = (SENTENCE_FEATURES,)
+        what = f"the {len(SENTENCE_FEATURES)} sentence features of version 1 files"
+    else:  # the forward model's features, or (bidirectional only) both models'
+        choices = SENTENCE_CHOICES[:2] + (SENTENCE_CHOICES[2:] if both else ())
+        what = "one of the sentence feature lists of align.confidence.calibration.SENTENCE_CHOICES" + (
+            "" if both else " without the reverse model's (cells.features has no rev_ features)"
+        )
+    sentence = check_logistic(d["sentence"], where, "sentence", choices, what)
+    setting = d["setting"]
     required = tuple(k for k in SETTING if k != "reverse_model") + (("reverse_model",) if both else ())
     check_fields(setting, where, "setting", SETTING, required)
     if both:
@@ -289,12 +300,18 @@ def check_behaviour(cal: Calibration, where: str) -> None:
             f"test pair probability {p.flat[0]:.6g}; expected weights under which a link and a cell of score 0 differ"
         )
     w = cal.sentence.weights
-    if cal.sentence_score(_NO_LINK) == 1.0 or not w[1:].any():
+    if _no_link_score(cal) == 1.0 or not w[1:].any():
         raise CalibrationError(
             f"{where}: sentence.weights: found weights (intercept {w[0]:g}) that give "
             + ("a pair with no link score 1.0" if w[1:].any() else "every pair the same score (all others 0)")
             + "; expected weights under which a pair with no link scores below 1 and pairs differ"
         )
+
+
+def _no_link_score(cal: Calibration) -> float:
+    """The sentence score of a pair with no link whose every token both models find very unlikely."""
+    unlikely = np.full(5, -30.0)
+    return cal.sentence_score(_NO_LINK, ["a", "b", "c", "d"], ["w", "x", "y"], unlikely, unlikely)
 
 
 class _Pairs(list[tuple[str, Any]]):

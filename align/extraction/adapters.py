@@ -99,8 +99,9 @@ class Adapter:
     def read_call(self, args: tuple, kwargs: dict, output, self_attention: bool) -> AttnCall:
         raise NotImplementedError
 
-    def forward(self, model, batch: Batch) -> None:
-        """Run the teacher-forced pass (the recorder's hooks see it)."""
+    def forward(self, model, batch: Batch, logprobs: bool = False) -> Tensor | None:
+        """Run the teacher-forced pass (the recorder's hooks see it); with ``logprobs``, return (B, T) the
+        log-probability the model gives each label (forced decoding; padding positions 0), else None."""
         raise NotImplementedError
 
     def _t(self, x: Tensor) -> Tensor:
@@ -159,12 +160,18 @@ class FairseqAdapter(Adapter):
             raise RuntimeError("fairseq attention returned no per-head weights")
         return AttnCall(self._t(got["query"]), self._t(got["key"]), self._t(output[0]), weights.transpose(0, 1))
 
-    def forward(self, model, batch: Batch) -> None:
+    def forward(self, model, batch: Batch, logprobs: bool = False) -> Tensor | None:
         labels = batch.labels.masked_fill(~batch.tgt_mask, self.pad)
         prev = torch.cat([labels.new_full((labels.shape[0], 1), self.eos), labels[:, :-1]], dim=1)
         prev = prev.masked_fill(~batch.tgt_mask, self.pad)
         src = batch.src.masked_fill(~batch.src_mask, self.pad)
-        model(src, batch.src_mask.sum(1), prev)
+        out = model(src, batch.src_mask.sum(1), prev)
+        if not logprobs:
+            return None
+        # the decoder's logits come with every pass: the log-probabilities cost a logsumexp, not a pass
+        if getattr(model.decoder, "adaptive_softmax", None) is not None:  # its own normalization
+            return label_logprobs(model.get_normalized_probs(out, log_probs=True), labels, batch.tgt_mask)
+        return label_logprobs(out[0], labels, batch.tgt_mask, normalized=False)
 
 
 # Hugging Face model types by LayerNorm placement (the BART layer layout: self_attn,
@@ -249,12 +256,32 @@ class HFAdapter(Adapter):
         out[:, 0] = self.start
         return out
 
-    def forward(self, model, batch: Batch) -> None:
+    def forward(self, model, batch: Batch, logprobs: bool = False) -> Tensor | None:
         labels = batch.labels.masked_fill(~batch.tgt_mask, self.pad)
         dec = self.decoder_inputs(model, labels)
         dec = dec.masked_fill(~batch.tgt_mask, self.pad)
         src = batch.src.masked_fill(~batch.src_mask, self.pad)
-        self._base(model)(input_ids=src, attention_mask=batch.src_mask.long(), decoder_input_ids=dec, use_cache=False)
+        kwargs = dict(input_ids=src, attention_mask=batch.src_mask.long(), decoder_input_ids=dec, use_cache=False)
+        if not logprobs:  # the base model: no projection onto the vocabulary (NLLB's has 256k rows)
+            self._base(model)(**kwargs)
+            return None
+        if getattr(model, "get_output_embeddings", lambda: None)() is None:
+            raise UnsupportedModelError(
+                f"{type(model).__name__} has no language-model head: log-probabilities (sentence scores) need the "
+                "model for generation (AutoModelForSeq2SeqLM), not the bare encoder-decoder"
+            )
+        return label_logprobs(model(**kwargs).logits, labels, batch.tgt_mask, normalized=False)
+
+
+def label_logprobs(scores: Tensor, labels: Tensor, mask: Tensor, normalized: bool = True) -> Tensor:
+    """(B, T, V) log-probabilities (or logits, ``normalized=False``), (B, T) labels and mask -> (B, T) each
+    label's log-probability (0 off the mask). From logits: the label's logit minus the logsumexp over the
+    vocabulary, which writes no (B, T, V) tensor as a log-softmax would."""
+    scores = scores.float()
+    got = scores.gather(-1, labels.unsqueeze(-1)).squeeze(-1)
+    if not normalized:
+        got = got - torch.logsumexp(scores, dim=-1)
+    return got.masked_fill(~mask, 0.0)
 
 
 def prepare_hf_model(model) -> None:

@@ -183,9 +183,11 @@ class Aligner:
         spec: AlignSpec,
         batch_size: int = 32,
         truncate: bool = False,
+        logprobs: bool = False,
     ) -> Iterator[tuple[int, Encoded, Encoded, dict]]:
         """``(k, source, target, scores)`` for ``items[k] = (where, source words, target words)``, in
-        order; the pairs run batched by length. Errors name ``where``."""
+        order; the pairs run batched by length. Errors name ``where``. With ``logprobs`` the scores also hold
+        each label's forced-decoding log-probability (:data:`align.extraction.engine.LOGPROBS`)."""
         enc = [self.encode_pair(s, t, k, where, truncate) for k, (where, s, t) in enumerate(items)]
         order = sorted(range(len(enc)), key=lambda k: (len(enc[k][0].ids), len(enc[k][1].ids)))
         done: dict[int, dict] = {}
@@ -200,6 +202,7 @@ class Aligner:
                 spec.score_methods,
                 spec.score_layers,
                 spec.score_cells,
+                logprobs,
             )
             done.update(zip(ks, scores))
         for k, (se, te) in enumerate(enc):
@@ -390,14 +393,17 @@ class Aligner:
 
 
 def score_matrices(
-    aligner: Aligner, spec: AlignSpec | None, name: str, pairs: Sequence, batch_size: int
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(word scores (T, S), NULL mass (T,)) of setting ``name`` for every pair, in order."""
+    aligner: Aligner, spec: AlignSpec | None, name: str, pairs: Sequence, batch_size: int, logprobs: bool = False
+) -> list[tuple[np.ndarray, ...]]:
+    """(word scores (T, S), NULL mass (T,)) of setting ``name`` for every pair, in order; with ``logprobs``
+    (word scores, NULL mass, the labels' forced-decoding log-probabilities (n_labels,))."""
+    from .engine import LOGPROBS
+
     if spec is None:
         raise ValueError("score_matrices needs the spec of the setting")
     items = [(f"sentence {k + 1}", s, t) for k, (s, t) in enumerate(pairs)]
-    out = []
-    for _, se, te, sc in aligner.score_items(items, spec, batch_size):
+    out: list[tuple[np.ndarray, ...]] = []
+    for _, se, te, sc in aligner.score_items(items, spec, batch_size, logprobs=logprobs):
         w = aligner.word_scores(se, te, sc, spec, null=True)[name]
-        out.append((w[:, :-1], w[:, -1]))
+        out.append((w[:, :-1], w[:, -1], sc[LOGPROBS]) if logprobs else (w[:, :-1], w[:, -1]))
     return out

@@ -171,6 +171,10 @@ def score_recorded(
     return out
 
 
+LOGPROBS = ("logprobs", -1)
+"""The key of a sentence's forced-decoding log-probabilities (one per label) in :func:`score_pairs`' dicts."""
+
+
 def collate(seqs: Sequence[Sequence[int]], pad: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-padded ids (B, L) and the mask of real tokens (B, L)."""
     n = max(len(s) for s in seqs)
@@ -193,10 +197,12 @@ def score_pairs(
     methods: Sequence[str],
     layers: Sequence[int],
     only: Collection[tuple[str, int]] | None = None,
+    logprobs: bool = False,
 ) -> list[dict[tuple[str, int], np.ndarray]]:
     """Scores of each (source ids, target labels) pair from one teacher-forced pass:
     ``{(method, layer): (len(labels), len(src))}`` per sentence, per head ``(H, ...)``; ``only``: the
-    (method, layer) cells wanted, when not every method at every layer.
+    (method, layer) cells wanted, when not every method at every layer; with ``logprobs`` also
+    ``{LOGPROBS: (len(labels),)}``, the log-probability of each label under forced decoding, from the same pass.
 
     ``labels`` are the tokens each decoder step predicts (EOS and language codes included); the
     adapter builds the decoder inputs. Batch composition never changes a score: padding is masked.
@@ -205,8 +211,13 @@ def score_pairs(
     src_ids, src_mask = collate(src, pad, device)
     lab, tgt_mask = collate(labels, pad, device)
     with Recorder(model, adapter, self_attention="self-attention" in needs(methods)) as rec:
-        adapter.forward(model, Batch(src_ids, src_mask, lab, tgt_mask))
-    return score_recorded(rec, src_mask, tgt_mask, methods, layers, only)
+        lp = adapter.forward(model, Batch(src_ids, src_mask, lab, tgt_mask), logprobs=logprobs)
+    out = score_recorded(rec, src_mask, tgt_mask, methods, layers, only)
+    if lp is not None:
+        lp_np, masks = lp.detach().cpu().numpy(), tgt_mask.cpu().numpy()
+        for i, d in enumerate(out):
+            d[LOGPROBS] = lp_np[i][masks[i]].astype(np.float64)
+    return out
 
 
 def check_spec(spec: AlignSpec, n_layers: int, n_heads: int) -> AlignSpec:

@@ -98,6 +98,13 @@ def _chunks(reader: PairReader) -> Iterator[list[tuple[int, list[str], list[str]
         yield buf
 
 
+def _logprobs(plan: ExtractPlan, need: str) -> bool:
+    """Whether the run's sentence scores need ``need`` (``forward`` or ``reverse``): the models' log-probabilities
+    of the labels, which the pass that scores the alignment gives."""
+    c = plan.calibrated
+    return c is not None and plan.flags.sentence_scores and need in c.calibration.sentence_needs
+
+
 def _score_reverse(plan: ExtractPlan, items: list[tuple[str, Any, Any]]) -> dict[int, tuple[Any, Any, Any]]:
     """With a reverse model: ``{k: (source, target, scores)}`` of the reverse model for ``items[k]`` turned
     round (its source is the pair's target), batched by length as the forward pass is."""
@@ -110,7 +117,8 @@ def _score_reverse(plan: ExtractPlan, items: list[tuple[str, Any, Any]]) -> dict
         for where, s, t in items
     ]
     f = plan.flags
-    return {k: (rse, rte, rsc) for k, rse, rte, rsc in reverse.score_items(turned, rspec, f.batch_size, f.truncate)}
+    lp = _logprobs(plan, "reverse")
+    return {k: (rse, rte, rsc) for k, rse, rte, rsc in reverse.score_items(turned, rspec, f.batch_size, f.truncate, lp)}
 
 
 def _both_directions(
@@ -146,10 +154,11 @@ def _both_directions(
 
 def _write_calibrated(
     plan: ExtractPlan, se: Any, te: Any, sc: Any, links_of: dict[str, Any], out: OutputFolder, index: int,
-    scored: tuple | None,
+    scored: tuple | None, words: tuple[Any, Any],
 ) -> None:  # fmt: skip
     """The calibrated setting's probabilities (and links, under --prob-threshold) and the pair's sentence score;
-    ``scored``: the reverse model's (source, target, scores) of the pair, with a bidirectional calibration."""
+    ``scored``: the reverse model's (source, target, scores) of the pair, with a bidirectional calibration;
+    ``words``: the pair's (source words, target words)."""
     c = plan.calibrated
     assert c is not None  # called only with one
     name, cal = c.name, c.calibration
@@ -168,7 +177,12 @@ def _write_calibrated(
     out.write(base + ".probs", index, " ".join(f"{probs[t, s]:.4f}" for s, t in links))
     out.write(base + ".probs.jsonl", index, encode_scores(probs, absolute=True))
     if plan.flags.sentence_scores:
-        out.write("sentence_scores.tsv", index, f"{index + 1}\t{cal.sentence_score(probs):.6f}")
+        from .engine import LOGPROBS
+
+        t, s = probs.shape  # under --truncate the words the forward model kept
+        rev_lp = scored[2].get(LOGPROBS) if scored is not None else None
+        score = cal.sentence_score(probs, list(words[0])[:s], list(words[1])[:t], sc.get(LOGPROBS), rev_lp)
+        out.write("sentence_scores.tsv", index, f"{index + 1}\t{score:.6f}")
 
 
 def output_files(plan: ExtractPlan) -> tuple[list[str], list[str], list[str]]:
@@ -202,13 +216,15 @@ def _progress(plan: ExtractPlan) -> Any:
 
 
 def _write_pair(
-    plan: ExtractPlan, out: OutputFolder, names: list[str], index: int, se: Any, te: Any, sc: Any,
+    plan: ExtractPlan, out: OutputFolder, names: list[str], row: tuple[int, Any, Any], se: Any, te: Any, sc: Any,
     scored: tuple | None,
 ) -> int:  # fmt: skip
-    """Every file's line of pair ``index``: links of each setting and blend, the reverse model's and their
-    combinations, score files, the calibration's; ``scored`` is the reverse model's (source, target, scores).
+    """Every file's line of pair ``row = (index, source words, target words)``: links of each setting and blend,
+    the reverse model's and their combinations, score files, the calibration's; ``scored`` is the reverse
+    model's (source, target, scores).
     Returns 1 when the reverse model cut words off the pair (--truncate), else 0."""
     f, aligner, spec = plan.flags, plan.aligner, plan.spec
+    index = row[0]
     per_head_files = spec.heads is None
     soft = f.save_scores or any(":" in x for x in plan.combos)
     fwd = aligner.word_scores(se, te, sc, spec, per_head_files) if soft else {}
@@ -221,7 +237,7 @@ def _write_pair(
         reverse, rspec = plan.reverse
         rev = reverse.word_scores(rse, rte, rsc, rspec, per_head_files) if soft else {}
     if plan.calibrated is not None:  # first: under --prob-threshold its links are NAME.align's
-        _write_calibrated(plan, se, te, sc, links_of, out, index, scored)
+        _write_calibrated(plan, se, te, sc, links_of, out, index, scored, row[1:])
     if plan.reverse is not None and scored is not None:
         links_of.update(_both_directions(plan, names, links_of, fwd, rev, scored))
     for name, links in links_of.items():
@@ -272,13 +288,14 @@ def extract(plan: ExtractPlan, stdout: TextIO | None = None) -> dict[str, Any]:
             items = [(w, s, t) for w, (_, s, t) in zip(where, chunk)]
             lines = []
             rev_scored = _score_reverse(plan, items) if out is not None else {}
-            for k, se, te, sc in aligner.score_items(items, spec, f.batch_size, f.truncate):
+            scores = aligner.score_items(items, spec, f.batch_size, f.truncate, _logprobs(plan, "forward"))
+            for k, se, te, sc in scores:
                 stats["truncated"] += bool(se.dropped or te.dropped)
                 if out is None:
                     (m,), (la,), (sh,) = spec.methods, spec.layers or (), spec.shifts
                     lines.append(format_links(links_for(sc, se.words, te.words, spec, m, la, sh)) + "\n")
                     continue
-                stats["truncated_reverse"] += _write_pair(plan, out, names, chunk[k][0], se, te, sc, rev_scored.get(k))
+                stats["truncated_reverse"] += _write_pair(plan, out, names, chunk[k], se, te, sc, rev_scored.get(k))
             if out is None:
                 (stdout or sys.stdout).writelines(lines)
                 (stdout or sys.stdout).flush()

@@ -7,6 +7,8 @@ import shutil
 import numpy as np
 import pytest
 
+from align.confidence.sentence import FORWARD_FEATURES
+
 pytest.importorskip("fairseq")
 pytestmark = pytest.mark.fairseq
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -62,10 +64,20 @@ def cal(gold_pairs):
     return out
 
 
-def test_calibration_file(cal, capsys):
+def test_calibration_file(cal, gold_pairs, capsys):
     d = json.loads(cal.read_text())
     assert d["format"] == "norm-align/calibration" and d["setting"]["method"] == "norm" and d["setting"]["layer"] == 0
-    assert d["fitted_on"]["sentences"] == 30 and d["fitted_on"]["negatives"] == 90  # 3 corruptions of 30 pairs
+    from align.confidence import noise
+    from align.io.text import read_text_pairs
+
+    # the odd lines' noisy copies of every kind but wrong-language (no --third-language), those equal to their
+    # pair left out
+    fit = [(list(s), list(t)) for s, t in read_text_pairs(str(gold_pairs / "pairs.txt"))[0::2]]
+    kinds = [k for k in noise.KINDS if k != "wrong-language"]
+    want = sum(p != q for k in kinds for p, q in zip(noise.make(fit, k, 1), fit))
+    assert d["version"] == 2 and d["fitted_on"]["noise"] == kinds
+    assert d["fitted_on"]["sentences"] == 30 and d["fitted_on"]["negatives"] == want and 300 < want <= 12 * 30
+    assert d["sentence"]["features"] == list(FORWARD_FEATURES)
     assert d["measured"]["held_out_sentences"] == 30 and 0 <= d["measured"]["ece_held_out"] < 0.1
     assert len(d["model"]["sha256"]) == 64
 
@@ -107,6 +119,44 @@ def test_extract_writes_probabilities_and_sentence_scores(cal, gold_pairs, tmp_p
     man = json.loads((out / "manifest.json").read_text())
     assert "norm-awi-layer0.probs" in man["files"] and man["signature"]["settings"]["calibration"]["sha256"]
     assert not (out / "attn-awi-layer0.probs").exists()
+    # the score of pair 2 from the library: the calibration's features of the pair, the forward model's
+    # forced-decoding log-probabilities included (written to 6 decimals)
+    from align.confidence.calibration import read_calibration
+    from align.extraction.aligner import score_matrices
+    from align.io.text import read_text_pairs
+    from fairseq_plugins.hub import NormAligner
+
+    c = read_calibration(str(cal))
+    aligner = NormAligner.from_checkpoint(MODEL)
+    src, tgt = read_text_pairs(str(gold_pairs / "pairs.txt"))[1]
+    spec = aligner.spec(["norm"], [0], ["awi"])
+    ((w, null, lp),) = score_matrices(aligner, spec, "norm-awi-layer0.align", [(src, tgt)], 8, logprobs=True)
+    assert len(lp) == len(aligner.encode_target(list(tgt), "t").ids) and (lp < 0).all()
+    want = c.sentence_score(c.probabilities(w, null), list(src), list(tgt), lp)
+    assert float(rows[1][1]) == pytest.approx(want, abs=1e-6)
+
+
+def test_filter_keeps_the_best_half_and_rejects_the_rest_with_their_scores(cal, gold_pairs, tmp_path):
+    from align.cli.filter import main as filter_main
+
+    out = tmp_path / "filtered"
+    pairs = gold_pairs / "pairs.txt"
+    code = filter_main(
+        [str(pairs), "--model", MODEL, "--calibration", str(cal), "--keep-fraction", "0.5", "--out", str(out)]
+    )
+    assert code == 0
+    lines = pairs.read_text().splitlines()
+    kept = (out / "kept.txt").read_text().splitlines()
+    rejected = [r.split("\t", 2) for r in (out / "rejected.tsv").read_text().splitlines()]
+    scores = {
+        int(a): float(b)
+        for a, b in (r.split("\t") for r in (out / "scored" / "sentence_scores.tsv").read_text().splitlines())
+    }
+    assert len(kept) == len(rejected) == 30 and sorted(kept + [r[2] for r in rejected]) == sorted(lines)
+    assert all(lines[int(n) - 1] == text and float(v) == scores[int(n)] for n, v, text in rejected)
+    assert max(float(v) for _, v, _ in rejected) <= min(scores[k + 1] for k, x in enumerate(lines) if x in kept)
+    summary = json.loads((out / "filter.json").read_text())
+    assert summary["kept"] == 30 and summary["rule"] == {"min_score": None, "keep_fraction": 0.5}
 
 
 def test_probability_threshold_decodes(cal, gold_pairs, tmp_path):
@@ -171,7 +221,7 @@ def test_calibration_of_another_model_or_setting(cal, gold_pairs, tmp_path, caps
         (("cells", "weights", 0), 1e308, "cells.weights[0]: found 1e+308; expected a finite number in [-10000, 10000]"),
         (("cells", "scale", 0), float("inf"), "cells.scale[0]: found Infinity; expected a finite number"),
         (("cells", "weights", 1), "0.5", 'cells.weights[1]: found "0.5"; expected a finite number'),
-        (("version",), 2, "version: found 2; expected 1 (the versions norm-align "),
+        (("version",), 3, "version: found 3; expected 1 or 2 (the versions norm-align "),
         (("setting", "method"), "nrom", 'setting.method: found "nrom"; expected one of '),
     ],
 )
@@ -310,3 +360,59 @@ def test_bidirectional_calibration_on_rwth(shared, tmp_path, capsys):
     (other / "model_config.json").write_text(json.dumps({**config, "note": "another model"}))
     assert extract(*args, "--reverse-model", str(other), "--out", str(tmp_path / "g")) == 1
     assert "fitted with reverse model" in capsys.readouterr().err and not (tmp_path / "g").exists()
+
+
+@pytest.mark.parametrize(
+    "flag, text, message",
+    [
+        ("--sentence-pairs", "a b ||| x y\nno separator here\n", ":2: "),
+        ("--third-language", "ein satz\n\n", ":2: an empty line; expected a sentence (--third-language)"),
+    ],
+)
+def test_a_bad_sentence_file_is_refused_before_the_model_loads(
+    gold_pairs, tmp_path, capsys, monkeypatch, flag, text, message
+):
+    import align.cli.calibrate as cli
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was loaded before the input files were checked")
+
+    monkeypatch.setattr(cli, "load_aligner", no_model)
+    bad = tmp_path / "bad.txt"
+    bad.write_text(text)
+    out = tmp_path / "cal.json"
+    code = calibrate(
+        "--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--gold", str(gold_pairs / "gold.talp"),
+        "--layer", "0", flag, str(bad), "-o", str(out),
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith(f"align-calibrate: {bad}{message}") and err.count("\n") == 1, err
+    assert not out.exists()
+
+
+def test_the_sentence_score_fitted_on_other_pairs_says_so(gold_pairs, tmp_path):
+    pairs = (gold_pairs / "pairs.txt").read_text().splitlines()
+    held = tmp_path / "held.txt"
+    held.write_text("\n".join(pairs[30:]) + "\n")
+    out = tmp_path / "cal.json"
+    code = calibrate(
+        "--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--gold", str(gold_pairs / "gold.talp"),
+        "--layer", "0", "--fit-on", "odd", "--sentence-pairs", str(held), "-o", str(out),
+    )  # fmt: skip
+    d = json.loads(out.read_text())
+    assert code == 0 and d["fitted_on"]["sentence_pairs"] == f"{held} (30 pairs)" and d["fitted_on"]["sentences"] == 30
+
+
+def test_filter_refuses_pairs_in_the_other_direction_and_writes_nothing(cal, gold_pairs, tmp_path, capsys):
+    from align.cli.filter import main as filter_main
+
+    turned = tmp_path / "turned.txt"
+    lines = (gold_pairs / "pairs.txt").read_text().splitlines()
+    turned.write_text("".join(" ||| ".join(line.split(" ||| ")[::-1]) + "\n" for line in lines))
+    out = tmp_path / "filtered"
+    code = filter_main(
+        [str(turned), "--model", MODEL, "--calibration", str(cal), "--min-score", "0.5", "--out", str(out)]
+    )
+    err = capsys.readouterr().err
+    assert code == 1 and f"align-filter: {turned}: its first 60 pairs read as the other direction" in err, err
+    assert err.rstrip().endswith("swap the two sides; nothing written") and not out.exists()

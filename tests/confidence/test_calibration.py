@@ -88,7 +88,7 @@ def _toy_fit(n=40, model=None):
         gold[np.arange(t), rng.integers(0, s, size=t)] = 1
         mats.append((gold * 3 + rng.random((t, s)), rng.random(t)))
         cells.append(gold)
-    negatives = [(rng.random(m.shape), rng.random(m.shape[0])) for m, _ in mats]
+    negatives = [C.ScoredPair((rng.random(m.shape), rng.random(m.shape[0]))) for m, _ in mats]
     return C.fit_calibration(mats, cells, negatives, model or {"sha256": "abc"}, SETTING, {"gold": "toy"})
 
 
@@ -152,9 +152,10 @@ def test_bidirectional_calibration_reads_both_directions(tmp_path):
         fwd, rev = gold * seen * 3 + rng.random((t, s)), (gold * ~seen * 3 + rng.random((t, s))).T
         mats.append((fwd, rng.random(t), rev, rng.random(s)))
         cells.append(gold)
-    cal = C.fit_calibration(mats, cells, [], {"sha256": "f"}, {**SETTING, "reverse_model": {"sha256": "r"}}, {})
+    noisy = [C.ScoredPair((rng.random(m[0].shape), m[1], rng.random(m[2].shape), m[3])) for m in mats]
+    cal = C.fit_calibration(mats, cells, noisy, {"sha256": "f"}, {**SETTING, "reverse_model": {"sha256": "r"}}, {})
     assert cal.bidirectional and cal.cells.features == C.CELL_FEATURES + C.REVERSE_FEATURES
-    one = C.fit_calibration([m[:2] for m in mats], cells, [], {}, {}, {})
+    one = C.fit_calibration([m[:2] for m in mats], cells, [C.ScoredPair(p.matrices[:2]) for p in noisy], {}, {}, {})
     ll = [
         np.mean(np.log(np.where(g.ravel() > 0, p, 1 - p)))
         for p, g in (

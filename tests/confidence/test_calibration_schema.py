@@ -38,7 +38,7 @@ def fitted(bidirectional: bool) -> str:
         m = (gold * 2 + rng.random((t, s)), rng.random(t))
         mats.append(m + (gold.T * 2 + rng.random((s, t)), rng.random(s)) if bidirectional else m)
         cells.append(gold)
-    negatives = [tuple(rng.random(np.shape(x)) for x in m) for m in mats]
+    negatives = [C.ScoredPair(tuple(rng.random(np.shape(x)) for x in m)) for m in mats]
     setting = {**SETTING, "reverse_model": {"sha256": "r" * 64}} if bidirectional else SETTING
     cal = C.fit_calibration(
         mats, cells, negatives, {"sha256": "f" * 64}, setting, {"gold": "toy", "fold": "odd", "seed": 1}
@@ -94,7 +94,7 @@ CASES = [
     ((("setting", "heads"), []), "setting.heads: found []; expected"),
     ((("setting", "src_reduce"), "median"), 'setting.src_reduce: found "median"; expected one of sum, mean, max'),
     ((("setting", "tgt_reduce"), _DELETE), "setting.tgt_reduce: found nothing; expected one of sum, mean, max"),
-    ((("setting", "extra"), 1), "setting.extra: found a field version 1 does not have; expected only method,"),
+    ((("setting", "extra"), 1), "setting.extra: found a field version 2 does not have; expected only method,"),
     ((("setting", "reverse_model"), {"sha256": "r"}), "setting.reverse_model: found {"),
     ((("model", "sha256"), 12), "model.sha256: found 12; expected a string"),
     ((("model",), "abc"), 'model: found "abc"; expected an object of strings'),
@@ -114,10 +114,10 @@ CASES = [
     ((("cells", "features"), list(C.CELL_FEATURES[::-1])), 'cells.features: found a list of 12: ["null_share",'),
     ((("cells", "features"), None), "cells.features: found null; expected a list of feature names"),
     ((("sentence",), _DELETE), "sentence: found nothing; expected an object (the sentence model)"),
-    ((("version",), 2), "version: found 2; expected 1 (the versions norm-align "),
-    ((("version",), "1"), 'version: found "1"; expected 1'),
-    ((("version",), True), "version: found true; expected 1"),
-    ((("version",), _DELETE), "version: found nothing; expected 1"),
+    ((("version",), 3), "version: found 3; expected 1 or 2 (the versions norm-align "),
+    ((("version",), "1"), 'version: found "1"; expected 1 or 2'),
+    ((("version",), True), "version: found true; expected 1 or 2"),
+    ((("version",), _DELETE), "version: found nothing; expected 1 or 2"),
     ((("format",), "norm-align/calibration-v2"), 'format: found "norm-align/calibration-v2"; expected "norm-align/'),
     ((("package",), 0.2), "package: found 0.2; expected a string"),
     ((("fitted_on", "sentences"), "30"), 'fitted_on.sentences: found "30"; expected an integer >= 0'),
@@ -280,7 +280,7 @@ def mutated(draw):
         if not dicts:  # the whole file replaced by a value: nothing left to change
             break
         if op == "version" and isinstance(d, dict):
-            path, value = ("version",), draw(st.sampled_from([0, 2, -1, "1", 1.0, True, None]))
+            path, value = ("version",), draw(st.sampled_from([0, 3, -1, "1", 1.0, True, None]))
         elif op == "delete" and len(paths) > 1:
             path, value = draw(st.sampled_from(paths[1:])), _DELETE
         elif op in ("replace", "delete", "version"):

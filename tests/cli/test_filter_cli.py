@@ -1,0 +1,64 @@
+"""align-filter from a scores file: usage (exit 2), bad input (exit 1, nothing written), the split."""
+
+import json
+
+import pytest
+
+from align.cli.filter import main
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("a ||| x\nb ||| y\nc ||| z\n")
+    scores = tmp_path / "scores.tsv"
+    scores.write_text("1\t0.9\n2\t0.2\n3\t0.6\n")
+    return pairs, scores
+
+
+def test_min_score(corpus, tmp_path, capsys):
+    pairs, scores = corpus
+    out = tmp_path / "out"
+    assert main([str(pairs), "--scores", str(scores), "--min-score", "0.5", "--out", str(out), "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["kept"] == 2 and summary["rejected"] == 1 and summary["lowest_kept"] == 0.6
+    assert (out / "kept.txt").read_text() == "a ||| x\nc ||| z\n"
+    assert (out / "rejected.tsv").read_text() == "2\t0.200000\tb ||| y\n"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--min-score", "0.5"], "give --scores FILE, or --model with --calibration"),
+        (["--scores", "S", "--model", "m", "--min-score", "0.5"], "give --scores FILE, or --model"),
+        (["--model", "m", "--min-score", "0.5"], "--model needs --calibration"),
+        (["--scores", "S", "--calibration", "c", "--min-score", "0.5"], "go with --model"),
+        (["--scores", "S"], "one of the arguments --min-score --keep-fraction is required"),
+        (["--scores", "S", "--keep-fraction", "1.5"], "1.5: expected a number in (0, 1]"),
+    ],
+)
+def test_usage_errors_exit_2(corpus, tmp_path, capsys, args, message):
+    pairs, scores = corpus
+    args = [str(scores) if a == "S" else a for a in args]
+    with pytest.raises(SystemExit) as e:
+        main([str(pairs), "--out", str(tmp_path / "out"), *args])
+    assert e.value.code == 2 and message in capsys.readouterr().err.replace("\n", " ").replace("  ", " ")
+
+
+def test_scores_of_another_input_write_nothing(corpus, tmp_path, capsys):
+    pairs, scores = corpus
+    scores.write_text("1\t0.9\n2\t0.2\n")
+    out = tmp_path / "out"
+    assert main([str(pairs), "--scores", str(scores), "--min-score", "0.5", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"align-filter: {pairs}:3: a line beyond the 2 the scores are for") and err.count("\n") == 1
+    assert "nothing written" in err and not out.exists()
+
+
+def test_an_existing_folder_is_kept_without_overwrite(corpus, tmp_path, capsys):
+    pairs, scores = corpus
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep me")
+    assert main([str(pairs), "--scores", str(scores), "--min-score", "0.5", "--out", str(out)]) == 1
+    assert (out / "mine.txt").read_text() == "keep me" and "align-filter:" in capsys.readouterr().err

@@ -1,0 +1,72 @@
+"""align.confidence.filtering: the rules, the scores file's checks, and the split that loses no line."""
+
+import numpy as np
+import pytest
+
+from align.confidence.filtering import KEPT, REJECTED, Rule, read_scores, split
+from align.io.errors import AlignmentFormatError
+
+
+def test_min_score_keeps_scores_at_or_above_it():
+    assert Rule(min_score=0.5).keep(np.array([0.5, 0.49, 0.9])).tolist() == [True, False, True]
+
+
+def test_keep_fraction_keeps_the_best_share_ties_in_line_order():
+    s = np.array([0.2, 0.9, 0.5, 0.5, 0.1])
+    # round(0.6 * 5) = 3: 0.9, then the two 0.5s
+    assert Rule(keep_fraction=0.6).keep(s).tolist() == [False, True, True, True, False]
+    # round(0.4 * 5) = 2: 0.9, then the first 0.5 (line 3 before line 4)
+    assert Rule(keep_fraction=0.4).keep(s).tolist() == [False, True, True, False, False]
+    assert Rule(keep_fraction=1.0).keep(s).all()
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({}, "give one of"),
+        ({"min_score": 0.5, "keep_fraction": 0.5}, "give one of"),
+        ({"min_score": 1.5}, "expected a number from 0 to 1"),
+        ({"keep_fraction": 0.0}, r"expected a number in \(0, 1\]"),
+    ],
+)
+def test_bad_rules(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Rule(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "text, line, message",
+    [
+        ("1\t0.5\n3\t0.2\n", 2, "found '3\\\\t0.2'; expected '2<TAB>SCORE'"),
+        ("1\t0.5\n2\n", 2, "found '2'; expected '2<TAB>SCORE'"),
+        ("1\t1.5\n", 1, "score '1.5'; expected a number from 0 to 1"),
+        ("1\tnan\n", 1, "score 'nan'; expected a number from 0 to 1"),
+        ("1\tx\n", 1, "score 'x'"),
+    ],
+)
+def test_a_bad_scores_file_names_file_and_line(tmp_path, text, line, message):
+    p = tmp_path / "s.tsv"
+    p.write_text(text)
+    with pytest.raises(AlignmentFormatError, match=f"s.tsv:{line}: {message}"):
+        read_scores(str(p))
+
+
+def test_split_every_line_in_exactly_one_file(tmp_path):
+    pairs = tmp_path / "pairs.txt"
+    lines = ["a b ||| x y", "c ||| z", "d e f ||| u v w", "g ||| t"]
+    pairs.write_bytes(("\n".join(lines[:2]) + "\r\n" + "\n".join(lines[2:]) + "\n").encode())
+    scores = np.array([0.9, 0.1, 0.6, 0.3])
+    counts = split(str(pairs), scores, Rule(min_score=0.5).keep(scores), str(tmp_path))
+    assert counts == {"lines": 4, "kept": 2, "rejected": 2}
+    # kept byte for byte (line 2's \r\n is line 2's own); rejected with line number and score
+    assert (tmp_path / KEPT).read_bytes() == b"a b ||| x y\nd e f ||| u v w\n"
+    assert (tmp_path / REJECTED).read_text() == "2\t0.100000\tc ||| z\n4\t0.300000\tg ||| t\n"
+
+
+def test_an_input_of_another_length_than_the_scores_is_an_error(tmp_path):
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("a ||| b\nc ||| d\ne ||| f\n")
+    with pytest.raises(AlignmentFormatError, match="pairs.txt:3: a line beyond the 2 the scores are for"):
+        split(str(pairs), np.array([0.5, 0.5]), np.array([True, True]), str(tmp_path))
+    with pytest.raises(AlignmentFormatError, match="pairs.txt: 3 lines; expected 4, one per score"):
+        split(str(pairs), np.full(4, 0.5), np.full(4, True), str(tmp_path))
