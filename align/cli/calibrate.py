@@ -277,20 +277,26 @@ class _Models:
     name: str
     batch_size: int
 
-    def score(self, ps: Sequence) -> list[ScoredPair]:
-        """Each pair as the model (and the reverse model, the pair turned round) scored it."""
+    def score(self, ps: Sequence, truncate: bool = False) -> list[ScoredPair]:
+        """Each pair as the model (and the reverse model, the pair turned round) scored it; ``truncate``: a side
+        too long for a model loses words at its end (noisy copies: an appended one may outgrow the positions)."""
         from ..extraction.aligner import score_matrices  # torch: --help and --version work without it
+        from ..extraction.run import fit_shape
 
-        fwd = score_matrices(self.aligner, self.spec, self.name, ps, self.batch_size, logprobs=True)
-        rev = (
-            score_matrices(self.reverse, self.rspec, self.name, [(t, s) for s, t in ps], self.batch_size, logprobs=True)
-            if self.reverse is not None
-            else [None] * len(fwd)
-        )
-        return [
-            ScoredPair(f[:2] + (r[:2] if r else ()), list(s), list(t), f[2], r[2] if r else None)
-            for f, r, (s, t) in zip(fwd, rev, ps)
-        ]
+        bs = self.batch_size
+        fwd = score_matrices(self.aligner, self.spec, self.name, ps, bs, logprobs=True, truncate=truncate)
+        turned = [(t, s) for s, t in ps]
+        rev: list[tuple[np.ndarray, ...] | None] = [None] * len(fwd)
+        if self.reverse is not None:
+            rev = list(
+                score_matrices(self.reverse, self.rspec, self.name, turned, bs, logprobs=True, truncate=truncate)
+            )
+        out = []
+        for f, r, (s, t) in zip(fwd, rev, ps):
+            tl, sl = f[0].shape  # the words the forward model kept (all of them unless truncated)
+            m = f[:2] + (fit_shape(r[0], (sl, tl)), fit_shape(r[1], (sl,))) if r is not None else f[:2]
+            out.append(ScoredPair(m, list(s)[:sl], list(t)[:tl], f[2], r[2] if r is not None else None))
+        return out
 
 
 def _fit(
@@ -311,7 +317,7 @@ def _fit(
     negatives = []
     for kind in kinds:  # a noisy copy equal to its pair (a one-word side cannot be cut) is not noise
         noisy = [p for p, q in zip(noise.make(fit_pairs, kind, args.seed, third), fit_pairs) if p != q]
-        negatives += models.score(noisy) if noisy else []
+        negatives += models.score(noisy, truncate=True) if noisy else []
     cells = [gold_cells(gold, k, *mats[k][0].shape) for k in range(len(pairs))]
     setting = calibration_setting(models.spec, args.method, args.layer, args.shift)
     if models.reverse is not None:

@@ -64,7 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--calibration", help="the align-calibrate file whose sentence score is used")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--dtype", choices=("float32", "float16", "bfloat16"), default="float32")
     ap.add_argument("--truncate", action="store_true", help="as align-extract's --truncate")
+    ap.add_argument("--lowercase", action="store_true", help="as align-extract's --lowercase")
+    ap.add_argument("--src-lang", help="as align-extract's (multilingual tokenizers: NLLB eng_Latn)")
+    ap.add_argument("--tgt-lang", help="as align-extract's (NLLB fra_Latn)")
+    ap.add_argument("--framework", choices=("fairseq", "hf"), help="as align-extract's")
+    ap.add_argument("--trust-checkpoint", action="store_true", help="as align-extract's")
     ap.add_argument("--progress", choices=("auto", "on", "off"), default="auto")
     ap.add_argument("--format", choices=("text", "json"), default="text", help="the summary's format")
     return ap
@@ -94,7 +100,13 @@ def _score_with_model(args: argparse.Namespace, dest: str) -> str:
         sentence_scores=True,
         batch_size=args.batch_size,
         device=args.device,
+        dtype=args.dtype,
         truncate=args.truncate,
+        lowercase=args.lowercase,
+        src_lang=args.src_lang,
+        tgt_lang=args.tgt_lang,
+        framework=args.framework,
+        trust_checkpoint=args.trust_checkpoint,
         progress=args.progress,
     )
     checked = check_flags(flags, METHODS)
@@ -138,7 +150,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     from ..extraction.outputs import OutputExistsError, check_destination, publishing
 
     try:
-        check_destination(args.out, args.overwrite, inputs=(args.input,))
+        check_destination(args.out, args.overwrite, inputs=(args.input, args.scores or ""))
         with publishing(args.out, args.overwrite) as tmp:
             scores_path = args.scores
             if args.model:
@@ -156,6 +168,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
                 "version": __version__,
             }
             write_text_atomic(os.path.join(tmp, "filter.json"), json.dumps(summary, indent=1) + "\n")
+            # what --overwrite may replace: the files this command wrote (scored/ has its own manifest)
+            manifest = {"tool": "align-filter", "files": [KEPT, REJECTED, "filter.json"]}
+            write_text_atomic(os.path.join(tmp, "manifest.json"), json.dumps(manifest, indent=1) + "\n")
     except UsageError as e:
         ap.error(str(e))
     except (RunError, OutputExistsError, AlignmentFormatError, ValueError, OSError) as e:

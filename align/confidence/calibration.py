@@ -406,7 +406,13 @@ def fit_calibration(
     cell_model = fit_logistic(np.vstack(x), labels, CELL_FEATURES + REVERSE_FEATURES if both else CELL_FEATURES)
     n = len(features)
     cal = Calibration(model, setting, cell_model, Logistic(tuple(features), np.zeros(n), np.ones(n), np.zeros(n + 1)))
-    positives = [ScoredPair(m) for m in matrices] if positives is None else positives
+    if positives is None:
+        if tuple(features) != LINK_FEATURES:
+            raise CalibrationError(
+                "the sentence features beyond the link probabilities need the positive pairs' words and "
+                "log-probabilities: give positives"
+            )
+        positives = [ScoredPair(m) for m in matrices]
     pos, neg = sentence_rows(cal, positives, features), sentence_rows(cal, negatives, features)
     cal.sentence = fit_sentence_model(pos, neg, features, l2)
     cal.fitted_on = {

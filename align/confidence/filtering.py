@@ -1,7 +1,7 @@
 """Keep the pairs of a corpus above a sentence score, or its best fraction; nothing lost (numpy only).
 
 Every input line goes to exactly one of two files: ``kept.txt`` (the line as it was, byte for byte, in input
-order) or ``rejected.tsv`` (``LINE<TAB>SCORE<TAB>the line``, 1-based line numbers, in input order). The
+order; a UTF-8 byte-order mark at the start of the input is dropped, and a last line without a newline gets one) or ``rejected.tsv`` (``LINE<TAB>SCORE<TAB>the line``, 1-based line numbers, in input order). The
 scores come from ``sentence_scores.tsv`` of ``align-extract --sentence-scores`` (one ``LINE<TAB>SCORE`` per
 input line, merged from shards by ``align-merge``), so scoring shards as extraction does.
 """
@@ -23,8 +23,8 @@ KEPT, REJECTED = "kept.txt", "rejected.tsv"
 
 @dataclass(frozen=True)
 class Rule:
-    """Which pairs to keep: ``min_score`` (score >= it) or ``keep_fraction`` (the best share, ties broken by
-    line order), exactly one of them."""
+    """Which pairs to keep: ``min_score`` (score >= it) or ``keep_fraction`` (the best share: the whole number of
+    lines nearest ``fraction * lines``, halves up; equal scores in line order), exactly one of them."""
 
     min_score: float | None = None
     keep_fraction: float | None = None
@@ -42,7 +42,7 @@ class Rule:
         if self.min_score is not None:
             return scores >= self.min_score
         n = len(scores)
-        k = round(self.keep_fraction * n)  # type: ignore[operator]
+        k = math.floor(self.keep_fraction * n + 0.5)  # type: ignore[operator]  (round() would round halves to even)
         order = np.lexsort((np.arange(n), -scores))  # best first; equal scores in line order
         out = np.zeros(n, dtype=bool)
         out[order[:k]] = True

@@ -159,7 +159,8 @@ FITTED_ON: dict[str, Check] = {
         "a list of strings (the kinds of noise of the sentence model's negatives)",
     ),
 }
-"""What it was fitted on (the first three as align-calibrate records them; the rest every fit records)."""
+"""What it was fitted on: ``sentences``, ``cells``, ``gold_links`` and ``negatives`` every fit records (required);
+the others as align-calibrate records them (``sentence_pairs`` only with --sentence-pairs)."""
 MEASURED: dict[str, Check] = {
     "ece_fitted": _number(0.0, 1.0),
     "ece_held_out": _number(0.0, 1.0),

@@ -276,7 +276,7 @@ class HFAdapter(Adapter):
 def label_logprobs(scores: Tensor, labels: Tensor, mask: Tensor, normalized: bool = True) -> Tensor:
     """(B, T, V) log-probabilities (or logits, ``normalized=False``), (B, T) labels and mask -> (B, T) each
     label's log-probability (0 off the mask). From logits: the label's logit minus the logsumexp over the
-    vocabulary, which writes no (B, T, V) tensor as a log-softmax would."""
+    vocabulary (the log-probabilities of the other tokens are never kept)."""
     scores = scores.float()
     got = scores.gather(-1, labels.unsqueeze(-1)).squeeze(-1)
     if not normalized:

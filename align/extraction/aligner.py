@@ -393,17 +393,24 @@ class Aligner:
 
 
 def score_matrices(
-    aligner: Aligner, spec: AlignSpec | None, name: str, pairs: Sequence, batch_size: int, logprobs: bool = False
+    aligner: Aligner,
+    spec: AlignSpec | None,
+    name: str,
+    pairs: Sequence,
+    batch_size: int,
+    logprobs: bool = False,
+    truncate: bool = False,
 ) -> list[tuple[np.ndarray, ...]]:
     """(word scores (T, S), NULL mass (T,)) of setting ``name`` for every pair, in order; with ``logprobs``
-    (word scores, NULL mass, the labels' forced-decoding log-probabilities (n_labels,))."""
+    (word scores, NULL mass, the labels' forced-decoding log-probabilities (n_labels,)); ``truncate``: a side
+    longer than the model's positions loses words at its end (T, S count the words kept)."""
     from .engine import LOGPROBS
 
     if spec is None:
         raise ValueError("score_matrices needs the spec of the setting")
     items = [(f"sentence {k + 1}", s, t) for k, (s, t) in enumerate(pairs)]
     out: list[tuple[np.ndarray, ...]] = []
-    for _, se, te, sc in aligner.score_items(items, spec, batch_size, logprobs=logprobs):
+    for _, se, te, sc in aligner.score_items(items, spec, batch_size, truncate, logprobs):
         w = aligner.word_scores(se, te, sc, spec, null=True)[name]
         out.append((w[:, :-1], w[:, -1], sc[LOGPROBS]) if logprobs else (w[:, :-1], w[:, -1]))
     return out

@@ -94,7 +94,7 @@ def is_empty_or_missing(path: str) -> bool:
     return not os.path.exists(path) or (os.path.isdir(path) and not os.listdir(path))
 
 
-_TOOL_ENTRIES = re.compile(r"^(shard-\d+-of-\d+|merged)$")
+_TOOL_ENTRIES = re.compile(r"^(shard-\d+-of-\d+|merged|scored)$")
 _TMP_ENTRY = re.compile(r"^\..+\.tmp~")
 
 

@@ -34,8 +34,8 @@ def fit_shape(m: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     if m.shape == shape:
         return m
     out = np.zeros(shape, dtype=m.dtype)
-    t, s = min(m.shape[0], shape[0]), min(m.shape[1], shape[1])
-    out[:t, :s] = m[:t, :s]
+    common = tuple(slice(0, min(a, b)) for a, b in zip(m.shape, shape))
+    out[common] = m[common]
     return out
 
 

@@ -62,3 +62,16 @@ def test_an_existing_folder_is_kept_without_overwrite(corpus, tmp_path, capsys):
     (out / "mine.txt").write_text("keep me")
     assert main([str(pairs), "--scores", str(scores), "--min-score", "0.5", "--out", str(out)]) == 1
     assert (out / "mine.txt").read_text() == "keep me" and "align-filter:" in capsys.readouterr().err
+
+
+def test_overwrite_replaces_an_earlier_filter_folder_but_never_the_scores(corpus, tmp_path, capsys):
+    pairs, scores = corpus
+    out = tmp_path / "out"
+    args = [str(pairs), "--scores", str(scores), "--out", str(out)]
+    assert main([*args, "--min-score", "0.5"]) == 0
+    assert main([*args, "--min-score", "0.1", "--overwrite"]) == 0  # its own folder: replaced
+    assert (out / "kept.txt").read_text().count("\n") == 3
+    inside = out / "sentence_scores.tsv"
+    inside.write_text(scores.read_text())
+    assert main([str(pairs), "--scores", str(inside), "--out", str(out), "--min-score", "0.5", "--overwrite"]) == 1
+    assert "holds the input" in capsys.readouterr().err and inside.exists()

@@ -18,6 +18,8 @@ def test_keep_fraction_keeps_the_best_share_ties_in_line_order():
     # round(0.4 * 5) = 2: 0.9, then the first 0.5 (line 3 before line 4)
     assert Rule(keep_fraction=0.4).keep(s).tolist() == [False, True, True, False, False]
     assert Rule(keep_fraction=1.0).keep(s).all()
+    # 0.5 of 5 lines is 2.5: halves up, 3 lines (round() would give 2, and 4 for 0.5 of 7 lines)
+    assert Rule(keep_fraction=0.5).keep(s).sum() == 3 and Rule(keep_fraction=0.5).keep(np.zeros(7)).sum() == 4
 
 
 @pytest.mark.parametrize(
