@@ -129,14 +129,17 @@ def main(argv=None) -> int:
         measured = cost(pairs, cal, min(args.cost_pairs, n), args.repeats, args.work)
         print(f"cost: {measured['scored_s']:.1f} s with sentence scores, {measured['plain_s']:.1f} s without "
               f"({measured['ratio']:.2f}x) on {measured['pairs']} pairs")  # fmt: skip
-        result["cost"] = {**measured, "command": "python benchmarks/rank_corpus.py --cost-only"}
+        command = (
+            f"python benchmarks/rank_corpus.py --cost-only --cost-pairs {args.cost_pairs} --repeats {args.repeats}"
+        )
+        result["cost"] = {**measured, "command": command}
         if args.cost_only:
             write_text_atomic(args.out, json.dumps(result, indent=1) + "\n")
             return 0
     filtered = os.path.join(args.work, "filtered")
     run(["align-filter", pairs, "--model", "data/models/enfr", "--reverse-model", "data/models/fren",
          "--calibration", cal, "--keep-fraction", str(1 - LOWEST / n), "--out", filtered, "--overwrite",
-         "--progress", "on", "--batch-size", "64"])  # fmt: skip
+         "--progress", "on", "--batch-size", "64", "--truncate"])  # fmt: skip
     with open(os.path.join(filtered, "rejected.tsv"), encoding="utf-8") as f:
         by_score = [(int(a), float(b)) for a, b, _ in (line.split("\t", 2) for line in f)]
     by_length = lowest_by_length(pairs)

@@ -42,7 +42,8 @@ class Rule:
         if self.min_score is not None:
             return scores >= self.min_score
         n = len(scores)
-        k = math.floor(self.keep_fraction * n + 0.5)  # type: ignore[operator]  (round() would round halves to even)
+        fraction = float(self.keep_fraction or 0.0)  # set: __post_init__ checked that one of the two is
+        k = math.floor(fraction * n + 0.5)  # halves up (round() would round them to even)
         order = np.lexsort((np.arange(n), -scores))  # best first; equal scores in line order
         out = np.zeros(n, dtype=bool)
         out[order[:k]] = True
