@@ -119,6 +119,17 @@ def validate_config(cfg: NormAlignConfig) -> tuple[int, ...] | None:
     _choice("alignment-subwords", cfg.alignment_subwords, ["auto", *WORD_MAPS])
     for m in _csv(cfg.alignment_dump_methods):
         _choice("alignment-dump-methods", m, list(METHODS))
+    # a trained alignment layer is attached by align-extract (it checks the layer against the model); the plugin
+    # has no flag for one
+    for flag, ms in (
+        ("alignment-method", [cfg.alignment_method]),
+        ("alignment-dump-methods", _csv(cfg.alignment_dump_methods)),
+    ):
+        if any("alignment-layer" in METHODS[m].needs for m in ms):
+            raise PluginUsageError(
+                f"--{flag}: learned needs a trained alignment layer, which the plugin does not load; "
+                "use align-extract --methods learned"
+            )
     for sh in _csv(cfg.alignment_dump_shifts):
         _choice("alignment-dump-shifts", sh, SHIFTS)
     if cfg.alignment_threshold is not None and cfg.alignment_decoder not in DECODER_OPTIONS:

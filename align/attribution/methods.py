@@ -21,6 +21,7 @@ from torch import Tensor
 from ..spec.registry import add
 from .contrib import alti_block, rollout_decoder_step, rollout_encoder, value_zeroing
 from .feedforward import score_attn_res_ln_ff
+from .learned import head_scores
 from .norms import (
     CrossAttentionLayer,
     LayerInputs,
@@ -41,6 +42,7 @@ NEEDS = {
     "ff": "the layer's feed-forward block",
     "self-attention": "encoder and decoder self-attention records (rollouts)",
     "previous-layers": "every earlier decoder layer, in order (rollouts)",
+    "alignment-layer": "an alignment layer trained for this model (align-train), attached to the aligner",
 }
 
 
@@ -56,6 +58,7 @@ class ModelContext:
     src_mask: Tensor | None = None  # (B, S)
     tgt_mask: Tensor | None = None  # (B, T)
     state: dict[str, Any] = field(default_factory=dict)
+    alignment_layer: Any = None  # an align.attribution.learned.AlignmentHead, for the learned method
 
 
 class LayerContext:
@@ -205,6 +208,20 @@ def _alti_rollout(ctx: LayerContext) -> dict[str, Tensor]:
     return {"alti-rollout": state["prev"][..., : ctx.alpha.shape[-1]]}
 
 
+def _learned(ctx: LayerContext) -> dict[str, Tensor]:
+    head = ctx.model.alignment_layer
+    if head is None:
+        raise ValueError(
+            "method learned needs an alignment layer trained for this model (align-train), and none is attached"
+        )
+    if ctx.index != head.layer:
+        raise ValueError(
+            f"method learned: the alignment layer reads decoder layer {head.layer}, where it was trained; "
+            f"asked for layer {ctx.index}"
+        )
+    return {"learned": head_scores(head, ctx.inputs, ctx.layer, ctx.src_mask)}
+
+
 def _key_mask(mask: Tensor | None, alpha: Tensor) -> Tensor | float:
     return 1.0 if mask is None else mask[:, None, None, :].to(alpha.dtype)
 
@@ -287,6 +304,16 @@ register(
         frozenset({"alpha", "block", "ff"}),
         _value_zeroing,
         cite="Mohebbi, Zuidema, Chrupała, Alishahi, EACL 2023",
+    )
+)
+register(
+    Method(
+        "learned",
+        "an alignment layer trained on the model's own both-direction alignments (align-train; no gold), "
+        "one decoder layer's states attending to the encoder output",
+        frozenset({"alignment-layer"}),
+        _learned,
+        cite="after Shift-AET: Chen, Sun, Zhang, Zhou, Liu, EMNLP 2020",
     )
 )
 

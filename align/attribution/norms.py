@@ -303,13 +303,15 @@ class LayerInputs:
     """What one decoder layer's cross-attention saw: alpha (B, H, T, S) (0 on padded sources),
     encoder output x (B, S, D), residual y (B, T, D) and attention output (B, T, D); ``v`` (B, S, D)
     the value projections ``x W_V + b_V`` the model computed itself, when it ran in float32 (else
-    None, and they are recomputed in float32 from x)."""
+    None, and they are recomputed in float32 from x); ``query`` (B, T, D) what the attention read as
+    queries (pre-LN: the residual stream LayerNorm'd), when recorded, in the model's dtype."""
 
     alpha: Tensor
     x: Tensor
     residual: Tensor
     attn_out: Tensor
     v: Tensor | None = None
+    query: Tensor | None = None
 
 
 def _feedforward() -> Any:

@@ -36,6 +36,7 @@ from ..confidence.sentence import BOTH_FEATURES, FORWARD_FEATURES
 from ..extraction.loading import (
     LOADERS,
     RunError,
+    attach_layer,
     check_pair,
     check_reverse,
     framework_of,
@@ -104,6 +105,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="sentences of a language that is neither side's, one per line, words split by spaces: the "
         "'wrong-language' noise (a target in that language); without it that kind is left out",
+    )
+    ap.add_argument(
+        "--alignment-layer",
+        metavar="DIR",
+        help="with --method learned: the model's trained alignment layer (default MODEL/alignment_layer/)",
+    )
+    ap.add_argument(
+        "--reverse-alignment-layer",
+        metavar="DIR",
+        help="with --method learned: the reverse model's (default REVERSE_MODEL/alignment_layer/)",
     )
     ap.add_argument("--format", choices=("text", "json"), default="text", help="the summary's format")
     return ap
@@ -194,6 +205,12 @@ def _load_models(args: argparse.Namespace, langs: tuple[str, str] | None) -> tup
         check_pair(aligner, langs, f"test set {args.test_set} ({langs[0]}-{langs[1]})", args.model)
     if reverse is not None:
         check_reverse(aligner, reverse, args.reverse_model)
+    if args.method == "learned":  # the layer each model trained for itself, checked against it
+        attach_layer(aligner, args.model, args.alignment_layer, "")
+        if reverse is not None:
+            attach_layer(
+                reverse, args.reverse_model, args.reverse_alignment_layer, f"--reverse-model {args.reverse_model}: "
+            )
     return aligner, reverse
 
 
@@ -322,6 +339,9 @@ def _fit(
     setting = calibration_setting(models.spec, args.method, args.layer, args.shift)
     if models.reverse is not None:
         setting["reverse_model"] = identity_fields(models.reverse.identity())
+    if args.method == "learned":  # the trained layers the probabilities read (retrained: another calibration)
+        layers = [models.aligner] + ([models.reverse] if models.reverse is not None else [])
+        setting["alignment_layer"] = [a.alignment_layer.weights_sha256 for a in layers]
     fitted_on: dict[str, Any] = {"gold": source, "fold": args.fit_on, "seed": args.seed, "noise": kinds}
     if spairs is not None:
         fitted_on["sentence_pairs"] = f"{args.sentence_pairs} ({len(fit_pairs)} pairs)"

@@ -220,6 +220,17 @@ def _both_directions_flags(ap: argparse.ArgumentParser) -> None:
         "links are the cells of probability >= P (instead of --decoder)",
     )
     ap.add_argument(
+        "--alignment-layer",
+        metavar="DIR",
+        help="the trained alignment layer the learned method reads (align-train's --out; default "
+        "MODEL/alignment_layer/); refused when it was trained for another model, tokenizer or languages",
+    )
+    ap.add_argument(
+        "--reverse-alignment-layer",
+        metavar="DIR",
+        help="the same for --reverse-model (default REVERSE_MODEL/alignment_layer/)",
+    )
+    ap.add_argument(
         "--sentence-scores",
         action="store_true",
         help="with --calibration: write sentence_scores.tsv "

@@ -157,14 +157,15 @@ def _main(argv: Sequence[str] | None = None) -> int:
                 quiet_frameworks()
                 scores_path = _score_with_model(args, os.path.join(tmp, "scored"))
             scores = read_scores(scores_path)
-            counts = split(args.input, scores, rule.keep(scores), tmp)
+            mask = rule.keep(scores)
+            counts = split(args.input, scores, mask, tmp)
             summary = {
                 "input": args.input,
                 "scores": args.scores or "scored/sentence_scores.tsv",
                 "scores_sha256": file_digest(scores_path),
                 "rule": {"min_score": rule.min_score, "keep_fraction": rule.keep_fraction},
                 **counts,
-                "lowest_kept": float(scores[rule.keep(scores)].min()) if counts["kept"] else None,
+                "lowest_kept": float(scores[mask].min()) if counts["kept"] else None,
                 "version": __version__,
             }
             write_text_atomic(os.path.join(tmp, "filter.json"), json.dumps(summary, indent=1) + "\n")

@@ -143,6 +143,11 @@ SETTING: dict[str, Check] = {
     "src_reduce": _choice(REDUCERS),
     "tgt_reduce": _choice(REDUCERS),
     "reverse_model": (_is_object, _IDENTITY + " of the reverse model (cells.features has rev_ features)"),
+    "alignment_layer": (
+        (lambda v: isinstance(v, list) and 1 <= len(v) <= 2 and all(isinstance(x, str) for x in v)),
+        "a list of the trained alignment layers' weight digests (method learned: the model's, then the reverse "
+        "model's)",
+    ),
 }
 """The setting a calibration holds for (``reverse_model`` only in a bidirectional one)."""
 FITTED_ON: dict[str, Check] = {
@@ -262,7 +267,9 @@ def calibration_from_dict(d: Any, where: str) -> Calibration:
         )
     sentence = check_logistic(d["sentence"], where, "sentence", choices, what)
     setting = d["setting"]
-    required = tuple(k for k in SETTING if k != "reverse_model") + (("reverse_model",) if both else ())
+    learned = isinstance(setting, dict) and setting.get("method") == "learned"
+    required = tuple(k for k in SETTING if k not in ("reverse_model", "alignment_layer"))
+    required += (("reverse_model",) if both else ()) + (("alignment_layer",) if learned else ())
     check_fields(setting, where, "setting", SETTING, required)
     if both:
         check_identity(setting["reverse_model"], where, "setting.reverse_model")

@@ -70,6 +70,8 @@ class Aligner:
 
     max_positions: tuple[int | None, int | None] = (None, None)
     lowercase: bool = False
+    alignment_layer: Any = None
+    """The trained alignment layer the ``learned`` method reads (:func:`align.extraction.alignment_layer.attach`)."""
 
     def __init__(self, model, adapter: Adapter, pad: int) -> None:
         self.model, self.adapter, self.pad = model.eval(), adapter, pad
@@ -123,7 +125,7 @@ class Aligner:
         if isinstance(blends, str):
             raise TypeError(f"blends: expected a list of blend names, got the string {blends!r}")
         layers = tuple(range(self.n_layers)) if layers is None else tuple(layers)
-        return check_spec(
+        spec = check_spec(
             AlignSpec(
                 blends=tuple(Blend.parse(b).file for b in blends),
                 methods=tuple(methods),
@@ -138,6 +140,31 @@ class Aligner:
             self.n_layers,
             self.n_heads,
         )
+        self.check_learned(spec)
+        return spec
+
+    def check_learned(self, spec: AlignSpec) -> None:
+        """ValueError unless every ``learned`` setting of ``spec`` (settings and blends' parts) has an attached
+        alignment layer at the decoder layer and shift it was trained for."""
+        cells = [(m, la, sh) for m in spec.methods for la in spec.layers or () for sh in spec.shifts]
+        cells += [(p.method, p.layer, p.shift) for _, b in spec.blend_settings() for p in b.parts]
+        asked = {(la, sh) for m, la, sh in cells if m == "learned"}
+        if not asked:
+            return
+        head = self.alignment_layer
+        if head is None:
+            raise ValueError(
+                "method learned needs an alignment layer trained for this model: train one with align-train, "
+                "or name it with --alignment-layer DIR"
+            )
+        shape = head.shape
+        for layer, shift in sorted(asked):
+            if (layer, shift) != (shape.layer, shape.shift):
+                raise ValueError(
+                    f"method learned: the alignment layer was trained at decoder layer {shape.layer} for "
+                    f"{shape.shift}; asked for layer {layer} {shift} (give --layers {shape.layer} --shifts "
+                    f"{shape.shift}, or learned-{shape.shift}-layer{shape.layer} in a blend)"
+                )
 
     def encode_pair(
         self, source, target, index: int = 0, where: str | None = None, truncate: bool = False
@@ -203,6 +230,7 @@ class Aligner:
                 spec.score_layers,
                 spec.score_cells,
                 logprobs,
+                self.alignment_layer,
             )
             done.update(zip(ks, scores))
         for k, (se, te) in enumerate(enc):

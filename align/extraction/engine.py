@@ -110,7 +110,7 @@ class Recorder:
         # in float32, as every score is; a fast path that skipped v_proj leaves none or a stale one)
         if v is not None and (v.dtype != torch.float32 or v.shape != c.kv.shape):
             v = None
-        return LayerInputs(c.weights.float(), c.kv.float(), residual.float(), c.out.float(), v)
+        return LayerInputs(c.weights.float(), c.kv.float(), residual.float(), c.out.float(), v, c.query)
 
     def layer_inputs(self, index: int) -> LayerInputs:
         """Recorded inputs of decoder layer ``index``'s cross-attention, batch-first, float32."""
@@ -137,11 +137,13 @@ def score_recorded(
     methods: Sequence[str],
     layers: Sequence[int],
     only: Collection[tuple[str, int]] | None = None,
+    alignment_layer: Any = None,
 ) -> list[dict[tuple[str, int], np.ndarray]]:
     """Per-sentence scores of a recorded teacher-forced pass: ``{(method, layer): (steps, S)}`` (per
     head ``(H, steps, S)``); ``src_mask`` (B, S) and ``tgt_mask`` (B, T) mark real tokens on either
     padding side, and rows and columns of padding are cut off. ``only``: the (method, layer) cells
-    wanted, when not every method at every layer (a blend's extra settings)."""
+    wanted, when not every method at every layer (a blend's extra settings); ``alignment_layer``: the trained
+    alignment layer the ``learned`` method reads (:mod:`align.attribution.learned`)."""
     check_methods(methods)
     out: list[dict] = [{} for _ in range(src_mask.shape[0])]
     cols = [torch.nonzero(m).squeeze(-1).numpy() for m in src_mask.cpu()]
@@ -155,6 +157,7 @@ def score_recorded(
         n_encoder_layers=len(rec.encoder),
         src_mask=src_mask,
         tgt_mask=tgt_mask,
+        alignment_layer=alignment_layer,
     )
     for layer_idx in todo:
         ctx = LayerContext(rec.layer_inputs(layer_idx), rec.layer(layer_idx), layer_idx, src_mask, tgt_mask, model_ctx)
@@ -198,11 +201,13 @@ def score_pairs(
     layers: Sequence[int],
     only: Collection[tuple[str, int]] | None = None,
     logprobs: bool = False,
+    alignment_layer: Any = None,
 ) -> list[dict[tuple[str, int], np.ndarray]]:
     """Scores of each (source ids, target labels) pair from one teacher-forced pass:
     ``{(method, layer): (len(labels), len(src))}`` per sentence, per head ``(H, ...)``; ``only``: the
     (method, layer) cells wanted, when not every method at every layer; with ``logprobs`` also
-    ``{LOGPROBS: (len(labels),)}``, the log-probability of each label under forced decoding, from the same pass.
+    ``{LOGPROBS: (len(labels),)}``, the log-probability of each label under forced decoding, from the same pass;
+    ``alignment_layer``: the trained alignment layer of the ``learned`` method, when attached.
 
     ``labels`` are the tokens each decoder step predicts (EOS and language codes included); the
     adapter builds the decoder inputs. Batch composition never changes a score: padding is masked.
@@ -212,7 +217,7 @@ def score_pairs(
     lab, tgt_mask = collate(labels, pad, device)
     with Recorder(model, adapter, self_attention="self-attention" in needs(methods)) as rec:
         lp = adapter.forward(model, Batch(src_ids, src_mask, lab, tgt_mask), logprobs=logprobs)
-    out = score_recorded(rec, src_mask, tgt_mask, methods, layers, only)
+    out = score_recorded(rec, src_mask, tgt_mask, methods, layers, only, alignment_layer)
     if lp is not None:
         lp_np, masks = lp.detach().cpu().numpy(), tgt_mask.cpu().numpy()
         for i, d in enumerate(out):

@@ -105,6 +105,7 @@ def load_reverse(
     *,
     lowercase: bool = False,
     forward_path: str = "",
+    alignment_layer: str | None = None,
 ) -> tuple[Any, AlignSpec]:
     """``(reverse aligner, its spec)`` for ``--reverse-model``, checked against the forward model: the same
     settings exist in it, and the languages it declares are the forward model's turned round. RunError when it
@@ -136,6 +137,8 @@ def load_reverse(
             + " text; the two directions would read different words (give both the same preprocessing, "
             "e.g. --lowercase)"
         )
+    if "learned" in spec.score_methods or alignment_layer:
+        attach_layer(reverse, path, alignment_layer, f"--reverse-model {path}: ")
     heads = list(spec.heads) if spec.heads else None
     try:
         rspec = reverse.spec(
@@ -161,3 +164,14 @@ def load_reverse(
             f"their per-head files differ ({', '.join(extra[:3])}); give --heads"
         )
     return reverse, rspec
+
+
+def attach_layer(aligner: Any, model_path: str, folder: str | None, flag: str) -> None:
+    """Attach the alignment layer of ``model_path`` (``folder``, else beside the model); RunError in one line when
+    it is missing or was trained for another model (``flag``: ``--reverse-model PATH`` in messages, or "")."""
+    from .alignment_layer import AlignmentLayerError, attach
+
+    try:
+        attach(aligner, model_path, folder)
+    except AlignmentLayerError as e:
+        raise RunError(f"{flag}alignment layer {e}" if flag else f"alignment layer {e}") from None

@@ -20,7 +20,7 @@ from ..spec.alignspec import AlignSpec
 from ..spec.setting import Blend, combined_file, reverse_file
 from ..spec.signature import file_digest, identity_fields
 from .launch import LaunchError, shard_from_env
-from .loading import RunError, UsageError, framework_of, load_aligner, load_reverse, one_line
+from .loading import RunError, UsageError, attach_layer, framework_of, load_aligner, load_reverse, one_line
 
 DEFAULT_COMBINATIONS = "grow-diag-final-and,gmean:threshold"
 """--combine's default: the atools default and the soft combination the held-out protocol chose
@@ -59,6 +59,8 @@ class Flags:
     combine_threshold: float | None = None
     prob_threshold: float | None = None
     sentence_scores: bool = False
+    alignment_layer: str | None = None
+    reverse_alignment_layer: str | None = None
     batch_size: int = 32
     device: str = "cpu"
     dtype: str = "float32"
@@ -330,6 +332,9 @@ def load_models(f: Flags, c: Checked) -> tuple[str, Any, AlignSpec, tuple[Any, A
         raise RunError(msg if msg.startswith(f.model) else f"{f.model}: {msg}") from None
     if f.lowercase:
         aligner.lowercase = True
+    learned = uses_learned(c.methods, c.blends)
+    if learned or f.alignment_layer:
+        attach_layer(aligner, f.model, f.alignment_layer, "")
     layers = c.layers
     if layers is None:
         layers = tuple(range(aligner.n_layers)) if f.out else (aligner.n_layers - 1,)
@@ -347,9 +352,21 @@ def load_models(f: Flags, c: Checked) -> tuple[str, Any, AlignSpec, tuple[Any, A
     if f.reverse_model:
         loader_kwargs = {**kwargs, "src_lang": f.src_lang, "tgt_lang": f.tgt_lang, "trust": f.trust_checkpoint or None}
         reverse = load_reverse(
-            f.reverse_model, aligner, spec, loader_kwargs, opts, lowercase=f.lowercase, forward_path=f.model
+            f.reverse_model,
+            aligner,
+            spec,
+            loader_kwargs,
+            opts,
+            lowercase=f.lowercase,
+            forward_path=f.model,
+            alignment_layer=f.reverse_alignment_layer,
         )
     return fw, aligner, spec, reverse
+
+
+def uses_learned(methods: tuple[str, ...], blends: tuple[str, ...]) -> bool:
+    """Whether the settings or blends asked for read a trained alignment layer (the ``learned`` method)."""
+    return "learned" in methods or any(p.method == "learned" for b in blends for p in Blend.parse(b).parts)
 
 
 def calibration_setting(spec: AlignSpec, method: str, layer: int, shift: str) -> dict[str, Any]:
@@ -384,7 +401,7 @@ def load_calibration(
         cal.check(identity_fields(aligner.identity()), cal.setting, f.calibration)
     except CalibrationError as e:
         raise RunError(one_line(e)) from None
-    want: dict[str, Any] = {k: v for k, v in cal.setting.items() if k != "reverse_model"}
+    want: dict[str, Any] = {k: v for k, v in cal.setting.items() if k not in ("reverse_model", "alignment_layer")}
     if cal.bidirectional != bool(f.reverse_model):
         raise UsageError(
             f"--calibration {f.calibration} is "
@@ -401,6 +418,13 @@ def load_calibration(
         if got != cal.setting.get("reverse_model"):
             raise RunError(
                 f"{f.calibration}: fitted with reverse model {cal.setting.get('reverse_model')}; --reverse-model is {got}"
+            )
+    if "alignment_layer" in cal.setting:
+        now = [getattr(getattr(a, "alignment_layer", None), "weights_sha256", None) for a in [aligner, rev] if a]
+        if now != cal.setting["alignment_layer"]:
+            raise RunError(
+                f"{f.calibration}: fitted on the alignment layer(s) {', '.join(x[:12] for x in cal.setting['alignment_layer'])}"
+                f"; this run reads {', '.join(str(x)[:12] for x in now)} (retrained? calibrate it again)"
             )
     match = [
         n

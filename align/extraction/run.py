@@ -58,6 +58,9 @@ def signature(plan: ExtractPlan, reader: PairReader) -> Signature:
     )
     if blends:
         settings["blends"] = blends
+    layers = [getattr(a, "alignment_layer", None) for a in (aligner, plan.reverse[0] if plan.reverse else None)]
+    if any(x is not None for x in layers):  # only then: runs without one keep their signature
+        settings["alignment_layer"] = [None if x is None else x.weights_sha256 for x in layers]
     reverse_model = None
     if plan.reverse is not None:  # only then: one direction's signature stays as it was
         reverse = plan.reverse[0]

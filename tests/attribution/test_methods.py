@@ -11,6 +11,7 @@ from test_norms import _inputs, _layer  # noqa: E402
 
 import align.attribution.methods as methods_mod  # noqa: E402
 from align.attribution.feedforward import FeedForwardBlock  # noqa: E402
+from align.attribution.learned import AlignmentHead, HeadShape  # noqa: E402
 from align.attribution.methods import (  # noqa: E402
     METHODS,
     NEEDS,
@@ -74,8 +75,14 @@ def _model_context(src_mask, tgt_mask, pre: bool) -> ModelContext:
         ("encoder", 1): _self_record(S, False, 21, pre),
         ("decoder", 0): _self_record(T, True, 22, pre),
     }
+    torch.manual_seed(23)
+    head = AlignmentHead(HeadShape(0, D, H)).eval()  # the learned method's layer, random, reading layer 0
     return ModelContext(
-        self_attention=lambda part, k: records[(part, k)], n_encoder_layers=2, src_mask=src_mask, tgt_mask=tgt_mask
+        self_attention=lambda part, k: records[(part, k)],
+        n_encoder_layers=2,
+        src_mask=src_mask,
+        tgt_mask=tgt_mask,
+        alignment_layer=head,
     )
 
 
@@ -108,12 +115,14 @@ def test_every_method_declares_known_needs_and_a_description():
         "alti",
         "alti-rollout",
         "value-zeroing",
+        "learned",
     }
     assert expected <= set(METHODS)
     for name, m in METHODS.items():
         assert m.name == name
         assert m.needs and m.needs <= set(NEEDS), name
-        assert "alpha" in m.needs, name  # every method reads the cross-attention
+        # every method reads the cross-attention, but learned, which reads its own trained layer
+        assert ("alpha" in m.needs) != ("alignment-layer" in m.needs), name
         assert m.description
     text = describe()
     assert len(text.splitlines()) == len(METHODS)
@@ -129,7 +138,9 @@ def test_unknown_need_is_refused():
 def test_per_head_flags():
     assert {n for n, m in METHODS.items() if m.per_head} == {"attn-head", "norm-head"}
     layer = _layer_with_ff(pre=False)
-    out = layer_scores(_cross_inputs(layer), layer, [m for m in METHODS if m != "alti-rollout"])
+    # what needs no record beyond the layer's own (rollouts need self-attention; learned a trained layer)
+    alone = [m for m in METHODS if not {"self-attention", "alignment-layer"} & METHODS[m].needs]
+    out = layer_scores(_cross_inputs(layer), layer, alone)
     for name, m in METHODS.items():
         if name in out:
             assert out[name].shape == ((B, H, T, S) if m.per_head else (B, T, S)), name

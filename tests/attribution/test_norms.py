@@ -152,8 +152,9 @@ def test_padding_scores_exactly_zero():
     src_mask[:, 4:] = False
     tgt_mask = torch.ones(2, 5, dtype=torch.bool)
     tgt_mask[1, 3:] = False
-    # every method that needs no self-attention records (alti-rollout has its own tests)
-    methods = [m for m in METHODS if "self-attention" not in METHODS[m].needs]
+    # every method that needs no self-attention records (alti-rollout has its own tests) nor a trained alignment
+    # layer (learned: tests/attribution/test_learned.py)
+    methods = [m for m in METHODS if not {"self-attention", "alignment-layer"} & METHODS[m].needs]
     out = layer_scores(LayerInputs(alpha, x, y, attn_out), layer, methods, src_mask, tgt_mask)
     for name, v in out.items():
         if v.dim() >= 3:

@@ -264,6 +264,7 @@ def test_sharded_dump_merges_to_the_unsharded_one(tiny, tmp_path):
         (["--alignment-heads", "0,2", "--alignment-method", "norm"], "--alignment-heads applies to per-head methods"),
         (["--alignment-threshold", "0.2"], "--alignment-threshold applies to the decoders"),
         (["--alignment-dump-methods", "norm,bogus"], "--alignment-dump-methods 'bogus'"),
+        (["--alignment-method", "learned"], "use align-extract --methods learned"),
     ],
 )
 def test_flags_checked_before_any_work(tiny, flags, msg):
