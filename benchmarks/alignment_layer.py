@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import shutil
@@ -41,17 +42,27 @@ from eval.metrics import score_counts  # noqa: E402
 COMBOS = ["grow-diag-final-and", "intersect", "gmean:threshold", "hmean:threshold", "gmean:intersect"]
 
 
-def sample_corpus(prefix: str, src: str, tgt: str, n: int, out: str, seed: int = 7) -> int:
-    """``n`` pairs of ``PREFIX.SRC``/``PREFIX.TGT`` (a seeded sample, in corpus order) as ``src ||| tgt`` lines."""
+ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
+"""Characters SentencePiece leaves no piece for: a word made of them cannot be aligned (align-train names its line)."""
+
+
+def sample_corpus(prefix: str, src: str, tgt: str, n: int, out: str, seed: int = 7) -> tuple[int, int]:
+    """``n`` pairs of ``PREFIX.SRC``/``PREFIX.TGT`` (a seeded sample, in corpus order) as ``src ||| tgt`` lines;
+    (pairs written, pairs of the sample left out: an empty side, a '|||', a zero-width character)."""
     with open(f"{prefix}.{src}", encoding="utf-8") as f:
         a = f.read().split("\n")
     with open(f"{prefix}.{tgt}", encoding="utf-8") as f:
         b = f.read().split("\n")
     m = min(len(a), len(b))
     idx = range(m) if not n or n >= m else sorted(random.Random(seed).sample(range(m), n))
-    lines = [f"{a[i]} ||| {b[i]}\n" for i in idx if a[i].strip() and b[i].strip() and "|||" not in a[i] + b[i]]
+
+    def usable(i: int) -> bool:
+        both = a[i] + b[i]
+        return bool(a[i].strip() and b[i].strip()) and "|||" not in both and not any(c in both for c in ZERO_WIDTH)
+
+    lines = [f"{a[i]} ||| {b[i]}\n" for i in idx if usable(i)]
     write_text_atomic(out, "".join(lines))
-    return len(lines)
+    return len(lines), len(idx) - len(lines)
 
 
 def layer_at(final: str, weights: str | None, dest: str) -> str:
@@ -138,6 +149,13 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--work", help="default work/alignment_layer/MODEL")
     ap.add_argument("--out", help="default benchmarks/results/alignment_layer_SET_MODEL")
+    ap.add_argument(
+        "--cost-pairs", type=int, default=1000, help="corpus pairs the extraction cost is timed on (0: not timed)"
+    )
+    ap.add_argument(
+        "--teacher-combine", default="gmean:threshold", help="the teacher's combination (align-train --combine)"
+    )
+    ap.add_argument("--cost-only", action="store_true", help="time the extraction into an earlier run's OUT.json")
     args = ap.parse_args(argv)
     name = os.path.basename(os.path.normpath(args.model))
     work = args.work or os.path.join(ROOT, "work", "alignment_layer", name)
@@ -146,15 +164,30 @@ def main(argv=None) -> int:
     src, tgt = args.langs.split("-")
     t0 = time.time()
     corpus = os.path.join(work, "corpus.txt")
-    n = sample_corpus(args.corpus, src, tgt, args.pairs, corpus)
+    n, left_out = sample_corpus(args.corpus, src, tgt, args.pairs, corpus)
     fwd, rev = os.path.join(work, "fwd"), os.path.join(work, "rev")
     cmd = ["--model", args.model, "--reverse-model", args.reverse_model, "--input", corpus, "--out", fwd,
            "--reverse-out", rev, "--epochs", str(args.epochs), "--lr", str(args.lr), "--checkpoint-every",
-           str(args.every), "--truncate", "--progress", "on"] + (["--layer", str(args.layer)] if args.layer is not None else [])  # fmt: skip
+           str(args.every), "--truncate", "--progress", "on", "--combine", args.teacher_combine] + (["--layer", str(args.layer)] if args.layer is not None else [])  # fmt: skip
+    timing = os.path.join(work, "train_seconds.txt")
     if not os.path.isfile(os.path.join(fwd, CONFIG)):
         if train(cmd) != 0:
             return 1
-    train_s = round(time.time() - t0)
+        write_text_atomic(timing, f"{round(time.time() - t0)}\n")
+    with open(timing, encoding="utf-8") as f:
+        train_s = int(f.read())  # the training's own time, also when this run found the layers trained
+    if args.cost_only:  # time the extraction only, into the results of an earlier run
+        with open(out + ".json", encoding="utf-8") as f:
+            result = json.load(f)
+        combine = result["teacher"]["combine"]
+        result["cost"] = cost(args, corpus, fwd, rev, result["layer"], result["teacher"]["blend"], combine,
+                              args.cost_pairs, work)  # fmt: skip
+        write_text_atomic(out + ".json", json.dumps(result, indent=1) + "\n")
+        write_text_atomic(
+            out + ".md", table(result, file_names(result["layer"]), file_names(None, result["teacher"]["blend"]))
+        )
+        print(json.dumps(result["cost"]))
+        return 0
     with open(os.path.join(fwd, CONFIG), encoding="utf-8") as f:
         cfg = json.load(f)
     layer, steps = cfg["shape"]["layer"], cfg["training"]["steps"]
@@ -162,16 +195,14 @@ def main(argv=None) -> int:
     gold = ts.gold
     folds = folds_of(len(gold), 2)
     result: dict = {"model": args.model, "reverse_model": args.reverse_model, "test_set": args.test_set,
-                    "protocol": args.protocol, "pairs": n, "layer": layer, "steps": steps,
+                    "protocol": args.protocol, "pairs": n, "left_out": left_out, "layer": layer, "steps": steps,
                     "train_seconds": train_s, "training": cfg["training"], "curve": []}  # fmt: skip
-    names = [f"learned-awi-layer{layer}.align"] + [
-        f"learned-awi-layer{layer}.{c.replace(':', '-')}.align" for c in COMBOS
-    ]
+    names = file_names(layer)
     with tempfile.TemporaryDirectory() as tmp:
         # the teacher
         blend = cfg["teacher"]["blend"]
         run_extract(args, os.path.join(tmp, "teacher"), ["--methods", "attn", "--layers", str(layer), "--blend", blend])
-        tnames = [f"{blend}.align"] + [f"{blend}.{c.replace(':', '-')}.align" for c in COMBOS]
+        tnames = file_names(None, blend)
         result["teacher"] = {
             "blend": blend,
             "combine": cfg["teacher"]["combine"],
@@ -201,6 +232,8 @@ def main(argv=None) -> int:
             result["curve"].append(point)
             print(f"step {step}: one direction {point['files'][names[0]]['all']}, chosen on the other half "
                   f"{point['chosen']['odd']['aer']} (odd) {point['chosen']['even']['aer']} (even)", file=sys.stderr)  # fmt: skip
+    if args.cost_pairs:
+        result["cost"] = cost(args, corpus, fwd, rev, layer, blend, cfg["teacher"]["combine"], args.cost_pairs, work)
     result["seconds"] = round(time.time() - t0)
     write_text_atomic(out + ".json", json.dumps(result, indent=1) + "\n")
     write_text_atomic(out + ".md", table(result, names, tnames))
@@ -209,13 +242,55 @@ def main(argv=None) -> int:
     return 0
 
 
+def file_names(layer: int | None, blend: str = "") -> list[str]:
+    """The files of one direction and of every combination: the layer's (``learned``), or ``blend``'s."""
+    stem = blend or f"learned-awi-layer{layer}"
+    return [f"{stem}.align"] + [f"{stem}.{c.replace(':', '-')}.align" for c in COMBOS]
+
+
+def cost(args, corpus: str, fwd: str, rev: str, layer: int, blend: str, combine: str, n: int, work: str) -> dict:
+    """Seconds of both-direction extraction of the first ``n`` corpus pairs (fastest of two, alternating): with the
+    trained layers (``learned``), with the teacher's blend (the recommended setting without a layer), and with the
+    model's attention at the layer alone (what the layer adds to the pass it shares)."""
+    from contextlib import redirect_stderr
+    from io import StringIO
+
+    head = os.path.join(work, f"head{n}.txt")
+    with open(corpus, encoding="utf-8") as f, open(head, "w", encoding="utf-8") as g:
+        g.writelines(line for _, line in zip(range(n), f))
+    common = ["--model", args.model, "--reverse-model", args.reverse_model, "--input", head, "--combine", combine,
+              "--truncate", "--progress", "off", "--overwrite", "--out", os.path.join(work, "cost")]  # fmt: skip
+    runs = {
+        "learned": ["--methods", "learned", "--layers", str(layer), "--alignment-layer", fwd,
+                    "--reverse-alignment-layer", rev],
+        "teacher_blend": ["--methods", "attn", "--layers", str(layer), "--blend", blend],
+        "attn_at_layer": ["--methods", "attn", "--layers", str(layer)],
+    }  # fmt: skip
+    best: dict[str, float] = {}
+    for _ in range(2):
+        for name, extra in runs.items():
+            t = time.perf_counter()
+            with redirect_stderr(StringIO()) as err:
+                code = extract(common + extra)
+            if code != 0:
+                raise SystemExit(f"align-extract ({name}) failed: {err.getvalue().strip()}")
+            best[name] = min(best.get(name, math.inf), time.perf_counter() - t)
+    return {
+        "pairs": n,
+        "seconds": {k: round(v, 2) for k, v in best.items()},
+        "ratio_to_teacher_blend": round(best["learned"] / best["teacher_blend"], 3),
+        "ratio_to_attn": round(best["learned"] / best["attn_at_layer"], 3),
+    }
+
+
 def table(r: dict, names: list[str], tnames: list[str]) -> str:
     last = r["curve"][-1]
     lines = [
         f"# The alignment layer on {r['test_set']} ({r['model']} with {r['reverse_model']})",
         "",
         f"Protocol of the models' training text: **{r['protocol']}**. The layer reads decoder layer {r['layer']}, trained "
-        f"{r['steps']} steps on {r['pairs']} corpus pairs (no gold) in {r['train_seconds']} s; its teacher: "
+        f"{r['steps']} steps on {r['pairs']} corpus pairs (no gold; {r.get('left_out', 0)} pairs of the sample left out: "
+        f"an empty side or a zero-width character) in {r['train_seconds']} s; its teacher: "
         f"`{r['teacher']['blend']}` in each direction, combined by `{r['teacher']['combine']}`.",
         "",
         "AER (%); `chosen`: the combination chosen on the other half of the gold, scored on this half.",
@@ -239,6 +314,12 @@ def table(r: dict, names: list[str], tnames: list[str]) -> str:
         f"- step {p['step']}: {p['files'][names[0]]['all']}; {p['chosen']['odd']['aer']} / {p['chosen']['even']['aer']}"
         for p in r["curve"]
     ]
+    if "cost" in r:
+        c = r["cost"]
+        sec = c["seconds"]
+        lines += ["", f"Extraction cost, both directions, {c['pairs']} corpus pairs (fastest of two): with the layer "
+                  f"{sec['learned']} s; the teacher's blend {sec['teacher_blend']} s (**{c['ratio_to_teacher_blend']}x**); "
+                  f"the model's attention at the layer {sec['attn_at_layer']} s ({c['ratio_to_attn']}x)."]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

@@ -93,12 +93,13 @@ def cost(pairs: str, cal: str, n: int, repeats: int, work: str) -> dict:
 
 def score_in_shards(pairs: str, cal: str, shards: int, out: str) -> str:
     """Sentence scores of every pair from ``shards`` one-thread ``align-extract --shard K/N`` processes run side by
-    side, merged (``align-merge``); the merged scores file."""
+    side, merged (``align-merge``); the merged scores file (the features beside it, sentence_features.jsonl: a new
+    sentence model ranks the corpus again without running the models)."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     procs = []
     for k in range(shards):
         argv = ["align-extract", "--model", "data/models/enfr", "--reverse-model", "data/models/fren", "--input", pairs,
-                "--out", out, "--shard", f"{k}/{shards}", "--calibration", cal, "--sentence-scores", "--methods",
+                "--out", out, "--shard", f"{k}/{shards}", "--calibration", cal, "--sentence-features", "--methods",
                 "norm", "--layers", "0", "--shifts", "awi", "--combine", "", "--truncate", "--batch-size", "64",
                 "--overwrite", "--progress", "on" if k == 0 else "off"]  # fmt: skip
         procs.append(subprocess.Popen(argv, env=env, cwd=ROOT))

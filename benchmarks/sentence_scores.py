@@ -173,8 +173,19 @@ def _scored(sets: list, runs: list, h: int, kind: str, both: bool, layer: int) -
     return out
 
 
+BALANCE = {"on": True}
+"""Whether the fits balance the classes per length bin, as align-calibrate does (``--plain-weights`` turns it off)."""
+
+
 def _fit(pos: np.ndarray, neg: np.ndarray, names) -> object:
-    return fit_sentence_model(pos, neg, names)
+    if not BALANCE["on"]:
+        return fit_sentence_model(pos, neg, names)
+    i, j = names.index("log_src_words"), names.index("log_tgt_words")
+
+    def shorter(x: np.ndarray) -> np.ndarray:  # the shorter side's words, back from the log-length features
+        return np.rint(np.exp(np.minimum(x[:, i], x[:, j]))).astype(np.int64)
+
+    return fit_sentence_model(pos, neg, names, lengths=(shorter(pos), shorter(neg)))
 
 
 def leave_one_kind_out(features: list[dict], kinds: list[str]) -> dict:
@@ -310,7 +321,13 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--cache", help="keep the models' passes in CACHE.SET.LIMIT.pkl and reuse them")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "sentence_scores"))
+    ap.add_argument(
+        "--plain-weights",
+        action="store_true",
+        help="fit the sentence models with the classes balanced overall only (as 0.2 did: not per length bin)",
+    )
     args = ap.parse_args(argv)
+    BALANCE["on"] = not args.plain_weights
     t0 = time.time()
     results = [run_set(s, args.limit, cache=args.cache) for s in args.sets.split(",")]
     meta = {"command": "python benchmarks/sentence_scores.py " + shlex.join(argv or sys.argv[1:]),

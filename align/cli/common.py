@@ -1,4 +1,4 @@
-"""What the model-running commands share: quiet frameworks, and a missing extra named in one line."""
+"""What the model-running commands share: quiet frameworks, a missing extra named in one line, number flags."""
 
 from __future__ import annotations
 
@@ -54,3 +54,27 @@ def empty_flag(parser: argparse.ArgumentParser, values: dict[str, Any]) -> str |
         if isinstance(value, str) and not value.strip():
             return flags.get(dest, dest)
     return None
+
+
+def number_in(
+    kind: Callable[[str], Any], low: float | None = None, high: float | None = None, low_open: bool = False
+) -> Callable[[str], Any]:
+    """An argparse ``type``: ``kind(text)`` (int or float) within ``[low, high]`` (``(low, high]`` when
+    ``low_open``; an end None is unbounded), else a usage error naming the range."""
+    lo = "" if low is None else ("(" if low_open else "[") + f"{low:g}"
+    span = f"{lo}, {'' if high is None else f'{high:g}'}]" if high is not None else None
+
+    def parse(text: str) -> Any:
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text}: expected {'an integer' if kind is int else 'a number'}"
+            ) from None
+        below = low is not None and (v <= low if low_open else v < low)
+        if below or (high is not None and v > high):
+            want = f"in {span}" if span else (f"above {low:g}" if low_open else f"at least {low:g}")
+            raise argparse.ArgumentTypeError(f"{text}: expected a number {want}")
+        return v
+
+    return parse

@@ -236,6 +236,13 @@ def _both_directions_flags(ap: argparse.ArgumentParser) -> None:
         help="with --calibration: write sentence_scores.tsv "
         "(line, score in [0, 1]: P(the pair is a translation)) into --out",
     )
+    ap.add_argument(
+        "--sentence-features",
+        action="store_true",
+        help="with --calibration: --sentence-scores, and sentence_features.jsonl: each pair's score and every "
+        "sentence feature the run can compute, by name (why a pair scored low; a sentence model refitted without "
+        "running the models again)",
+    )
 
 
 def _run_flags(ap: argparse.ArgumentParser) -> None:
@@ -292,6 +299,7 @@ def _main(argv=None) -> int:
     empty = empty_flag(ap, values)
     if empty:
         ap.error(f"{empty} is empty; give a value or leave the flag out")
+    values["sentence_scores"] = values["sentence_scores"] or values["sentence_features"]  # the features come with it
     flags = Flags.from_mapping(values)
     t0 = time.time()
     quiet_frameworks()

@@ -28,21 +28,7 @@ from ..io.atomic import write_text_atomic
 from ..io.console import console_main
 from ..io.errors import AlignmentFormatError
 from ..spec.signature import file_digest
-from .common import empty_flag, quiet_frameworks, run_naming_extras
-
-
-def _fraction(text: str) -> float:
-    v = float(text)
-    if not 0.0 < v <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text}: expected a number in (0, 1]")
-    return v
-
-
-def _score(text: str) -> float:
-    v = float(text)
-    if not 0.0 <= v <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text}: expected a number from 0 to 1")
-    return v
+from .common import empty_flag, number_in, quiet_frameworks, run_naming_extras
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,8 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", required=True, help="the folder to write (kept.txt, rejected.tsv, filter.json)")
     ap.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
     rule = ap.add_mutually_exclusive_group(required=True)
-    rule.add_argument("--min-score", type=_score, help="keep the pairs of score >= this (0..1)")
-    rule.add_argument("--keep-fraction", type=_fraction, help="keep the best share of the pairs (0..1]")
+    rule.add_argument("--min-score", type=number_in(float, 0, 1), help="keep the pairs of score >= this (0..1)")
+    rule.add_argument(
+        "--keep-fraction", type=number_in(float, 0, 1, low_open=True), help="keep the best share of the pairs (0..1]"
+    )
     ap.add_argument("--scores", help="sentence_scores.tsv of align-extract --sentence-scores on this input")
     ap.add_argument("--model", help="score with this model (as align-extract's --model)")
     ap.add_argument("--reverse-model", help="and this model of the other direction (as align-extract's)")

@@ -24,7 +24,7 @@ from typing import Any
 
 from .. import __version__
 from ..io.console import console_main
-from .common import empty_flag, quiet_frameworks, run_naming_extras
+from .common import empty_flag, number_in, quiet_frameworks, run_naming_extras
 
 TEACHER_COMBINE = "gmean:threshold"
 """The combination of the teacher's two directions: align-extract's soft default (chosen on held-out RWTH halves,
@@ -35,16 +35,6 @@ def teacher_blend(n_layers: int) -> str:
     """The teacher setting in each direction: the blend of the shipped defaults (a layer-0 AWI setting and the last
     layer's attention AWO, chosen on held-out halves, benchmarks/results/bidirectional_*.md)."""
     return f"alti-awi-layer0+attn-awo-layer{n_layers - 1}"
-
-
-def _positive(kind: type):
-    def parse(text: str):
-        v = kind(text)
-        if v <= 0:
-            raise argparse.ArgumentTypeError(f"{text}: expected a number above 0")
-        return v
-
-    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,12 +68,21 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--layer", type=int, help="the decoder layer whose states the alignment layer reads (default: the middle one)"
     )
-    ap.add_argument("--epochs", type=_positive(int), default=1, help="passes over the corpus (default 1)")
-    ap.add_argument("--lr", type=_positive(float), default=1e-3, help="Adam's learning rate (default 1e-3)")
-    ap.add_argument("--batch-size", type=_positive(int), default=32, help="pairs per step (default 32)")
+    ap.add_argument(
+        "--epochs", type=number_in(int, 0, low_open=True), default=1, help="passes over the corpus (default 1)"
+    )
+    ap.add_argument(
+        "--lr", type=number_in(float, 0, low_open=True), default=1e-3, help="Adam's learning rate (default 1e-3)"
+    )
+    ap.add_argument(
+        "--batch-size", type=number_in(int, 0, low_open=True), default=32, help="pairs per step (default 32)"
+    )
     ap.add_argument("--seed", type=int, default=1, help="the batches' order (default 1)")
     ap.add_argument(
-        "--checkpoint-every", type=_positive(int), default=500, help="steps between checkpoints (default 500)"
+        "--checkpoint-every",
+        type=number_in(int, 0, low_open=True),
+        default=500,
+        help="steps between checkpoints (default 500)",
     )
     ap.add_argument("--truncate", action="store_true", help="cut words off sentences longer than the model's positions")
     ap.add_argument("--device", default="cpu")
@@ -267,6 +266,10 @@ def _train(
         if reverse is not None and not 0 <= layer < reverse.n_layers:
             raise UsageError(f"--layer {layer}: the reverse model's decoder has layers 0..{reverse.n_layers - 1}")
         blend = args.teacher or teacher_blend(min(n_layers, reverse.n_layers if reverse else n_layers))
+        todo = [(aligner, outs[0][0], False)] + ([(reverse, outs[1][0], True)] if reverse is not None else [])
+        # every pair through both models' tokenizers first: a line they cannot read (a word SentencePiece leaves
+        # no piece for, a side too long without --truncate) is found before the teacher's long pass, not after
+        encoded = [_encode_all(args, model, pairs, turned) for model, _, turned in todo]
         if links is not None:
             teacher: dict[str, Any] = {"file": os.path.basename(args.teacher_links)}
         else:
@@ -276,11 +279,9 @@ def _train(
                 raise ValueError(f"the teacher's links have {len(links)} lines for {len(pairs)} pairs")
         teacher["sha256"] = hashlib.sha256(json.dumps(links).encode()).hexdigest()
         trained = []
-        todo = [(aligner, outs[0][0], False)] + ([(reverse, outs[1][0], True)] if reverse is not None else [])
-        for model, folder, turned in todo:
-            items: list[tuple[list[str], list[str]]] = [(t, s) for s, t in pairs] if turned else pairs
+        for (model, folder, turned), codes in zip(todo, encoded):
             model_links = [[(b, a) for a, b in ls] for ls in links] if turned else links
-            trained.append((folder, *_train_one(args, model, folder, layer, items, model_links, corpus, teacher)))
+            trained.append((folder, *_train_one(args, model, folder, layer, codes, model_links, corpus, teacher)))
         for folder, head, config, _ in trained:
             save(folder, head, config)
     return {"pairs": len(pairs), "layers": [t[3] for t in trained], "teacher": teacher, "version": __version__}
@@ -340,12 +341,25 @@ def _run_teacher(
     return links, {"blend": blend, "combine": args.combine}
 
 
+def _encode_all(
+    args: argparse.Namespace, aligner: Any, pairs: Sequence[tuple[list[str], list[str]]], turned: bool
+) -> list[tuple[Any, Any]]:
+    """Each pair's (source, target) encoding by ``aligner`` (turned round for the reverse model); the first pair it
+    cannot encode is an error naming the corpus file and line."""
+    note = " (turned round for the reverse model: its source is the pair's target)" if turned else ""
+    out = []
+    for k, (s, t) in enumerate(pairs):
+        a, b = (t, s) if turned else (s, t)
+        out.append(aligner.encode_pair(a, b, k, f"{args.input}:{k + 1}{note}", truncate=args.truncate))
+    return out
+
+
 def _train_one(
     args: argparse.Namespace,
     aligner: Any,
     folder: str,
     layer: int,
-    pairs: Sequence[tuple[list[str], list[str]]],
+    encoded: Sequence[tuple[Any, Any]],
     links: Sequence[Sequence[tuple[int, int]]],
     corpus: dict[str, Any],
     teacher: dict[str, Any],
@@ -359,8 +373,7 @@ def _train_one(
     model_name = os.path.basename(os.path.normpath(str(aligner.identity().get("path") or folder)))
     examples = []
     truncated = 0
-    for k, ((s, t), ls) in enumerate(zip(pairs, links)):
-        se, te = aligner.encode_pair(s, t, k, f"{args.input}:{k + 1}", truncate=args.truncate)
+    for (se, te), ls in zip(encoded, links):
         truncated += bool(se.dropped or te.dropped)
         rows, dist = target_rows(se, te, ls, "awi")
         examples.append(Example(se.ids, te.ids, rows, dist))

@@ -41,7 +41,16 @@ from typing import Any
 import numpy as np
 
 from ..links.alignments import Alignments
-from .sentence import BOTH_FEATURES, FORWARD_FEATURES, LINK_FEATURES, PairEvidence, feature_vector, needs_of
+from .length_weights import length_weights, pair_lengths
+from .sentence import (
+    BOTH_FEATURES,
+    FORWARD_FEATURES,
+    LINK_FEATURES,
+    PairEvidence,
+    available_features,
+    feature_vector,
+    needs_of,
+)
 
 CELL_FEATURES = (
     "row_share",
@@ -308,6 +317,21 @@ class Calibration:
             ) from None
         return float(self.sentence.predict(x[None])[0])
 
+    def sentence_features(
+        self,
+        probs: np.ndarray,
+        src: Sequence[str] = (),
+        tgt: Sequence[str] = (),
+        forward: np.ndarray | None = None,
+        reverse: np.ndarray | None = None,
+    ) -> dict[str, float]:
+        """Every sentence feature the pair's evidence allows (the score's own and the rest), by name, rounded to 6
+        decimals; {} for an empty side. The arguments as :meth:`sentence_score` takes them."""
+        if 0 in np.shape(probs):
+            return {}
+        got = available_features(PairEvidence(np.asarray(probs), src, tgt, forward, reverse))
+        return {k: round(v, 6) for k, v in got.items()}
+
     def check(self, model: dict[str, Any], setting: dict[str, Any], path: str = "calibration") -> None:
         """CalibrationError naming the first field in which ``model`` or ``setting`` differs from the fitted ones."""
         for what, want, got in (("model", self.model, model), ("setting", self.setting, setting)):
@@ -414,13 +438,14 @@ def fit_calibration(
             )
         positives = [ScoredPair(m) for m in matrices]
     pos, neg = sentence_rows(cal, positives, features), sentence_rows(cal, negatives, features)
-    cal.sentence = fit_sentence_model(pos, neg, features, l2)
+    cal.sentence = fit_sentence_model(pos, neg, features, l2, (pair_lengths(positives), pair_lengths(negatives)))
     cal.fitted_on = {
         **fitted_on,
         "sentences": len(matrices),
         "cells": cells,
         "gold_links": links,
         "negatives": len(neg),
+        "sentence_weights": "length-balanced",
     }
     return cal
 
@@ -436,14 +461,25 @@ def sentence_rows(cal: Calibration, pairs: Sequence[ScoredPair], features: Seque
     return np.array(out).reshape(len(out), len(features))
 
 
-def fit_sentence_model(pos: np.ndarray, neg: np.ndarray, features: Sequence[str], l2: float = 1.0) -> Logistic:
+def fit_sentence_model(
+    pos: np.ndarray,
+    neg: np.ndarray,
+    features: Sequence[str],
+    l2: float = 1.0,
+    lengths: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Logistic:
     """The sentence model from (n_pos, k) features of translations and (n_neg, k) of noisy pairs, the two classes
-    weighing the same (each sums to half the examples): P(translation) at even odds. CalibrationError without
-    both."""
+    weighing the same (each sums to half the examples): P(translation) at even odds. ``lengths``: each pair's
+    shorter side in words ((n_pos,), (n_neg,)): the classes then weigh the same in every length bin too
+    (:func:`length_weights`). CalibrationError without both classes."""
     if not len(pos) or not len(neg):
         raise CalibrationError(f"{len(pos)} pairs and {len(neg)} noisy pairs; the sentence model needs both")
     n_all = len(pos) + len(neg)
-    w = np.r_[np.full(len(pos), 0.5 * n_all / len(pos)), np.full(len(neg), 0.5 * n_all / len(neg))]
+    if lengths is not None:
+        wp, wn = length_weights(*lengths)
+        w = np.r_[wp, wn]
+    else:
+        w = np.r_[np.full(len(pos), 0.5 * n_all / len(pos)), np.full(len(neg), 0.5 * n_all / len(neg))]
     return fit_logistic(np.vstack([pos, neg]), np.r_[np.ones(len(pos)), np.zeros(len(neg))], features, l2=l2, weights=w)
 
 

@@ -163,6 +163,7 @@ FITTED_ON: dict[str, Check] = {
         (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)),
         "a list of strings (the kinds of noise of the sentence model's negatives)",
     ),
+    "sentence_weights": _choice(("length-balanced",)),
 }
 """What it was fitted on: ``sentences``, ``cells``, ``gold_links`` and ``negatives`` every fit records (required);
 the others as align-calibrate records them (``sentence_pairs`` only with --sentence-pairs)."""

@@ -289,6 +289,12 @@ def needs_of(names: Sequence[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+def available_features(evidence: PairEvidence) -> dict[str, float]:
+    """Every feature of :data:`FEATURES` whose needs the pair carries, by name, in registry order."""
+    have = {n for n in NEEDS if evidence.has(n)}
+    return {n: float(f.compute(evidence)) for n, f in FEATURES.items() if f.needs <= have}
+
+
 def feature_vector(evidence: PairEvidence, names: Sequence[str]) -> np.ndarray:
     """(len(names),) the features of one pair, in order; ValueError naming what the pair lacks."""
     for need in needs_of(names):

@@ -59,6 +59,7 @@ class Flags:
     combine_threshold: float | None = None
     prob_threshold: float | None = None
     sentence_scores: bool = False
+    sentence_features: bool = False
     alignment_layer: str | None = None
     reverse_alignment_layer: str | None = None
     batch_size: int = 32
@@ -224,8 +225,8 @@ def _check_flags(f: Flags, methods: Mapping[str, Any]) -> Checked:
         raise ValueError("--batch-size must be at least 1")
     if f.calibration and not f.out:
         raise ValueError("--calibration needs --out (it writes NAME.probs beside NAME.align)")
-    if (f.prob_threshold is not None or f.sentence_scores) and not f.calibration:
-        raise ValueError("--prob-threshold and --sentence-scores need --calibration FILE")
+    if (f.prob_threshold is not None or f.sentence_scores or f.sentence_features) and not f.calibration:
+        raise ValueError("--prob-threshold, --sentence-scores and --sentence-features need --calibration FILE")
     combos, threshold = _combinations(f)
     blends = _check_blends(f, combos, methods)
     if f.prob_threshold is not None and not 0.0 < f.prob_threshold <= 1.0:

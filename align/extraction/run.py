@@ -8,6 +8,7 @@ score files, a calibration's probabilities and sentence scores, translations, th
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -104,8 +105,13 @@ def _chunks(reader: PairReader) -> Iterator[list[tuple[int, list[str], list[str]
 def _logprobs(plan: ExtractPlan, need: str) -> bool:
     """Whether the run's sentence scores need ``need`` (``forward`` or ``reverse``): the models' log-probabilities
     of the labels, which the pass that scores the alignment gives."""
-    c = plan.calibrated
-    return c is not None and plan.flags.sentence_scores and need in c.calibration.sentence_needs
+    c, f = plan.calibrated, plan.flags
+    if c is None or not f.sentence_scores:
+        return False
+    # --sentence-features: every feature the run can compute, the reverse model's with one
+    return need in c.calibration.sentence_needs or (
+        f.sentence_features and (need == "forward" or c.reverse is not None)
+    )
 
 
 def _score_reverse(plan: ExtractPlan, items: list[tuple[str, Any, Any]]) -> dict[int, tuple[Any, Any, Any]]:
@@ -184,8 +190,12 @@ def _write_calibrated(
 
         t, s = probs.shape  # under --truncate the words the forward model kept
         rev_lp = scored[2].get(LOGPROBS) if scored is not None else None
-        score = cal.sentence_score(probs, list(words[0])[:s], list(words[1])[:t], sc.get(LOGPROBS), rev_lp)
+        pair = (probs, list(words[0])[:s], list(words[1])[:t], sc.get(LOGPROBS), rev_lp)
+        score = cal.sentence_score(*pair)
         out.write("sentence_scores.tsv", index, f"{index + 1}\t{score:.6f}")
+        if plan.flags.sentence_features:
+            row = {"line": index + 1, "score": round(score, 6), "features": cal.sentence_features(*pair)}
+            out.write("sentence_features.jsonl", index, json.dumps(row, separators=(",", ":")))
 
 
 def output_files(plan: ExtractPlan) -> tuple[list[str], list[str], list[str]]:
@@ -278,7 +288,9 @@ def extract(plan: ExtractPlan, stdout: TextIO | None = None) -> dict[str, Any]:
             if plan.calibrated is not None:
                 base = base_name(plan.calibrated.name)
                 out.open(
-                    [base + ".probs", base + ".probs.jsonl"] + (["sentence_scores.tsv"] if f.sentence_scores else [])
+                    [base + ".probs", base + ".probs.jsonl"]
+                    + (["sentence_scores.tsv"] if f.sentence_scores else [])
+                    + (["sentence_features.jsonl"] if f.sentence_features else [])
                 )
         for chunk in _chunks(reader):
             where = [f"{reader.name}:{i + 1}" for i, _, _ in chunk]

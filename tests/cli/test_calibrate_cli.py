@@ -136,6 +136,26 @@ def test_extract_writes_probabilities_and_sentence_scores(cal, gold_pairs, tmp_p
     assert float(rows[1][1]) == pytest.approx(want, abs=1e-6)
 
 
+def test_sentence_features_give_the_score_back(cal, gold_pairs, tmp_path):
+    # --sentence-features implies --sentence-scores; each line holds the score and every feature the run can
+    # compute (no reverse model: the forward model's and the words'), from which the calibration's sentence model
+    # gives the score again (features to 6 decimals)
+    from align.confidence.calibration import read_calibration
+
+    out = tmp_path / "feats"
+    argv = ["--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--out", str(out), "--methods", "norm",
+            "--layers", "0", "--calibration", str(cal), "--sentence-features"]  # fmt: skip
+    assert extract(*argv) == 0
+    scores = [float(r.split("\t")[1]) for r in (out / "sentence_scores.tsv").read_text().splitlines()]
+    rows = [json.loads(r) for r in (out / "sentence_features.jsonl").read_text().splitlines()]
+    assert [r["line"] for r in rows] == list(range(1, 61)) and [r["score"] for r in rows] == scores
+    assert list(rows[0]["features"]) == list(FORWARD_FEATURES)  # registry order; no reverse model, no rev_*
+    c = read_calibration(str(cal))
+    x = np.array([[r["features"][n] for n in c.sentence.features] for r in rows])
+    np.testing.assert_allclose(c.sentence.predict(x), scores, atol=1e-4)
+    assert "sentence_features.jsonl" in json.loads((out / "manifest.json").read_text())["files"]
+
+
 def test_filter_keeps_the_best_half_and_rejects_the_rest_with_their_scores(cal, gold_pairs, tmp_path):
     from align.cli.filter import main as filter_main
 

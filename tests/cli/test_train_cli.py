@@ -105,6 +105,24 @@ def test_a_bad_corpus_line_is_named_and_nothing_is_written(tmp_path, capsys):
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()  # nothing written, no folder made
 
 
+@pytest.mark.parametrize("side", ["source", "target"])
+def test_a_line_the_tokenizer_cannot_read_is_named_before_the_teacher_runs(tmp_path, capsys, monkeypatch, side):
+    # a word SentencePiece leaves no piece for (U+200B) on line 3, on either side: named with its file, line and
+    # side (the forward model encodes both sides first), before any teacher pass
+    import align.cli.train as T
+
+    monkeypatch.setattr(T, "_run_teacher", lambda *a, **k: pytest.fail("the teacher ran"))
+    bad = ("the \u200b house", "la maison") if side == "source" else ("the house", "la \u200b maison")
+    lines = [f"{s} ||| {t}\n" for s, t in PAIRS[:2] + [bad]]
+    (tmp_path / "p.txt").write_text("".join(lines), encoding="utf-8")
+    code = train("--model", ENFR, "--reverse-model", FREN, "--input", str(tmp_path / "p.txt"), "--out",
+                 str(tmp_path / "a"), "--reverse-out", str(tmp_path / "b"), "--progress", "off")  # fmt: skip
+    err = capsys.readouterr().err
+    where = f"{tmp_path / 'p.txt'}:3: {side}: SentencePiece leaves no piece for word 2 '\\u200b'"
+    assert code == 1 and where in err, err
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
 def test_a_teacher_file_of_another_length_is_refused(tmp_path, capsys):
     (tmp_path / "p.txt").write_text("a b ||| c d\ne ||| f\n", encoding="utf-8")
     (tmp_path / "t.align").write_text("0-0 1-1\n", encoding="utf-8")

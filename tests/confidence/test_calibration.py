@@ -181,3 +181,15 @@ def test_features_that_are_not_a_list_are_one_error(tmp_path):
     p.write_text(json.dumps(d))
     with pytest.raises(C.CalibrationError, match="cells.features: found null; expected a list of feature names"):
         C.read_calibration(str(p))
+
+
+def test_length_balanced_fit_learns_nothing_from_length_alone():
+    # the only feature is the length; translations mostly long, noise mostly short: unbalanced, length decides;
+    # balanced per bin, every length has both classes at equal weight and the optimum weight is 0
+    pos_len = np.array([2] * 10 + [20] * 40)
+    neg_len = np.array([2] * 40 + [20] * 10)
+    x_pos, x_neg = np.log(pos_len)[:, None].astype(float), np.log(neg_len)[:, None].astype(float)
+    plain = C.fit_sentence_model(x_pos, x_neg, ["log_src_words"])
+    balanced = C.fit_sentence_model(x_pos, x_neg, ["log_src_words"], lengths=(pos_len, neg_len))
+    assert abs(plain.weights[1]) > 0.5
+    assert abs(balanced.weights[1]) < 1e-6
