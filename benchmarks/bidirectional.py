@@ -58,7 +58,7 @@ from align.links.combine import COMBINERS, combine_scores  # noqa: E402
 from align.links.decode import decode_argmax, decode_intersect, decode_itermax, row_shares  # noqa: E402
 from align.links.symmetrize import SYMMETRIZERS  # noqa: E402
 from align.spec.setting import Blend, Setting, base_name, is_blend  # noqa: E402
-from eval.experiment import folds_of, held_out_choice, load_gold  # noqa: E402
+from eval.experiment import folds_of, held_out_choice, load_gold, subset  # noqa: E402
 from eval.metrics import SentenceCounts, bootstrap_ci, count_matches, paired_bootstrap, score_counts  # noqa: E402
 
 THRESHOLDS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
@@ -107,7 +107,16 @@ OUTPUTS = {
     "rwth": [("Mgiza grow-diagonal-final", "mgiza/test.deen.grow-diagonal-final.talp")],
     "hansards": [("Mgiza grow-diagonal", "mgiza/test.enfr.grow-diagonal.talp")],
 }
-EFLOMAL = {"rwth": "eflomal_deen_x20", "hansards": "eflomal_enfr_x20"}
+EFLOMAL = {"rwth": "eflomal_deen_x{}", "hansards": "eflomal_enfr_x{}"}
+"""eflomal's links (benchmarks/eflomal_baseline.py), the test sentences repeated as often as the protocol's models saw
+them: 20 for x20; once for halves (eflomal must see a sentence to align it: lilt's protocol for both halves)."""
+PROTOCOLS = {
+    "x20": "the models saw every gold pair twenty times in training (never its links)",
+    "halves": "the models saw the odd-numbered gold pairs once in training and the even-numbered never "
+    "(make_models.sh NAME_half; never any link): figures given per half",
+}
+HALF_NAMES = ("seen once (odd-numbered)", "never seen (even-numbered)")
+"""Fold k of :func:`eval.experiment.folds_of` (0-based lines k, k + 2, ...): fold 0 holds the 1st, 3rd, ... sentences."""
 EFLOMAL_SYSTEMS = ("forward", "reverse", "intersect", "grow-diag-final-and")
 
 
@@ -324,18 +333,41 @@ def held_out(fam: dict, n: int, n_samples: int, cal: dict[str, dict] | None = No
 
 
 def summary(h: dict, candidates: int, n_samples: int) -> dict[str, Any]:
-    """A family's pooled held-out figures (and its pooled counts under ``_pooled``, for the paired tests)."""
+    """A family's pooled held-out figures, each half's (``halves``: fold k scored with the setting chosen on the
+    other), and its pooled counts under ``_pooled``, for the paired tests."""
     s = score_counts(h["pooled"])
     ci = bootstrap_ci(h["pooled"], n_samples)
+    halves = []
+    for fold in folds_of(len(h["pooled"]), 2):
+        part = subset(h["pooled"], fold)
+        hs = score_counts(part)
+        halves.append({"sentences": len(fold), "aer": 100 * hs.aer, "precision": 100 * hs.precision,
+                       "recall": 100 * hs.recall, "ci95_aer": [100 * x for x in bootstrap_ci(part, n_samples)["aer"]]})  # fmt: skip
     return {
         "aer": 100 * s.aer,
         "precision": 100 * s.precision,
         "recall": 100 * s.recall,
         "ci95_aer": [100 * x for x in ci["aer"]],
+        "halves": halves,
         "folds": h["folds"],
         "candidates": candidates,
         "_pooled": h["pooled"],
     }
+
+
+def paired_tests(res: dict, baselines: dict[str, SentenceCounts], n_samples: int) -> list[dict[str, Any]]:
+    """Paired bootstrap tests of each family (pooled held-out) against each baseline on the same sentences: the
+    whole set (``half`` None) and each half alone (``half`` 0: the odd-numbered sentences, 1: the even)."""
+    tests = []
+    for fam_name in (f for f in FAMILIES if f != "reverse" and f in res):  # the reverse model alone: no test
+        ours = res[fam_name]["_pooled"]
+        for b, bc in baselines.items():
+            for half, idx in [(None, None)] + list(enumerate(folds_of(len(ours), 2))):
+                o, c = (ours, bc) if idx is None else (subset(ours, idx), subset(bc, idx))
+                t = paired_bootstrap(c, o, n_samples)
+                tests.append({"ours": fam_name, "baseline": b, "half": half, "baseline_aer": 100 * score_counts(c).aer,
+                              **t})  # fmt: skip
+    return tests
 
 
 def main(argv=None) -> int:
@@ -358,6 +390,13 @@ def main(argv=None) -> int:
     ap.add_argument("--shared", help="the shared data folder (default $NORM_ALIGN_SHARED)")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results"))
     ap.add_argument("--name", help="default bidirectional_<test set>")
+    ap.add_argument(
+        "--protocol",
+        choices=sorted(PROTOCOLS),
+        default="x20",
+        help="what the models saw of the gold pairs: x20 (the shipped models up to 0.2.0) or halves (the odd-numbered "
+        "once, the even never): names eflomal's run to test against and labels the report",
+    )
     args = ap.parse_args(argv)
     args.shared = shared_data_dir(args.shared)
     name = args.name or f"bidirectional_{args.test_set}"
@@ -388,7 +427,8 @@ def main(argv=None) -> int:
     fam8["blend"] = blend_candidates(fwd_b, rev_b, counter, shapes, quantize=True)
     res8 = held_out({**fam, "soft": fam8["soft"], "blend": fam8["blend"]}, n, args.bootstrap)
     baselines: dict[str, SentenceCounts] = {}
-    efl_dir = os.path.join(ROOT, "benchmarks", "results", EFLOMAL[args.test_set])
+    efl_run = EFLOMAL[args.test_set].format(1 if args.protocol == "halves" else 20)
+    efl_dir = os.path.join(ROOT, "benchmarks", "results", efl_run)
     for s in EFLOMAL_SYSTEMS:
         p = os.path.join(efl_dir, f"{s}.align")
         if os.path.exists(p) and not args.limit:
@@ -397,12 +437,11 @@ def main(argv=None) -> int:
         p = os.path.join(args.shared, "system_outputs", rel)
         if os.path.exists(p) and not args.limit:
             baselines[label] = count_matches(gold, read_alignments(p, "pharaoh", 0))  # 0-based, source first
-    tests = []
-    for fam_name in (f for f in FAMILIES if f != "reverse" and f in res):  # the reverse model alone: no test
-        for b, bc in baselines.items():
-            t = paired_bootstrap(bc, res[fam_name]["_pooled"], args.bootstrap)
-            tests.append({"ours": fam_name, "baseline": b, "baseline_aer": 100 * score_counts(bc).aer, **t})
+    tests = paired_tests(res, baselines, args.bootstrap)
     meta = {
+        "protocol": args.protocol,
+        "protocol_text": PROTOCOLS[args.protocol],
+        "eflomal": os.path.basename(efl_dir),
         "test_set": args.test_set,
         "sentences": n,
         "forward": args.forward,
@@ -454,12 +493,28 @@ def markdown(r: dict) -> str:
         "(sentence i in half i % 2) and scored on the other, both ways round, pooled. "
         f"Printed by `{m['command']}` in {m['seconds']} s ({m['seconds_scoring']} s scoring both models).",
         "",
-        "| family | held-out AER | 95% CI | P | R | candidates | chosen on odd half / on even half |",
-        "|---|---|---|---|---|---|---|",
     ]
+    halves = m.get("protocol") == "halves"
+    if m.get("protocol"):
+        lines += [f"**Protocol `{m['protocol']}`**: {m['protocol_text']}; eflomal: `{m['eflomal']}`.", ""]
+    if halves:  # sentence numbers 1-based here: the odd-numbered are 0-based half 0
+        lines += [
+            f"| family | {HALF_NAMES[0]}: AER (95% CI) | {HALF_NAMES[1]}: AER (95% CI) | both pooled | candidates "
+            "| chosen on the even-numbered (for the odd) / on the odd-numbered (for the even) |",
+            "|---|---|---|---|---|---|",
+        ]
+    else:
+        lines += [
+            "| family | held-out AER | 95% CI | P | R | candidates | chosen on odd half / on even half |",
+            "|---|---|---|---|---|---|---|",
+        ]
     for f in (f for f in FAMILIES if f in r["held_out"]):
         h = r["held_out"][f]
         chosen = " / ".join(f"`{x['chosen']}`" for x in h["folds"])
+        if halves:
+            a, b = (f"{x['aer']:.1f} ({x['ci95_aer'][0]:.1f}–{x['ci95_aer'][1]:.1f})" for x in h["halves"])
+            lines.append(f"| {f} | {a} | {b} | {h['aer']:.1f} | {h['candidates']} | {chosen} |")
+            continue
         lines.append(
             f"| {f} | {h['aer']:.1f} | {h['ci95_aer'][0]:.1f}–{h['ci95_aer'][1]:.1f} | {h['precision']:.1f} | "
             f"{h['recall']:.1f} | {h['candidates']} | {chosen} |"
@@ -474,14 +529,17 @@ def markdown(r: dict) -> str:
         "",
         "## Paired tests on the same sentences (ours: held-out pooled; Δ = ours − baseline, AER points)",
         "",
-        "| ours | baseline | baseline AER | Δ | 95% CI of Δ | p (two-sided) | p (ours lower) |",
-        "|---|---|---|---|---|---|---|",
+        "| ours | baseline | sentences | baseline AER | Δ | 95% CI of Δ | p (two-sided) | p (ours lower) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
+    where = {None: "all", 0: HALF_NAMES[0], 1: HALF_NAMES[1]}
     for t in r["tests"]:
+        if t.get("half") is not None and not halves:
+            continue  # x20: the whole set (the halves are in the JSON)
         ci = "—" if t["delta_ci"] is None else f"{100 * t['delta_ci'][0]:+.1f} to {100 * t['delta_ci'][1]:+.1f}"
         lines.append(
-            f"| {t['ours']} | {t['baseline']} | {t['baseline_aer']:.1f} | {100 * t['delta']:+.1f} | {ci} | "
-            f"{_p(t['p_value'])} | {_p(t['p_one_sided'])} |"
+            f"| {t['ours']} | {t['baseline']} | {where[t.get('half')]} | {t['baseline_aer']:.1f} | "
+            f"{100 * t['delta']:+.1f} | {ci} | {_p(t['p_value'])} | {_p(t['p_one_sided'])} |"
         )
     lines += [
         "",

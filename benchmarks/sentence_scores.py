@@ -11,7 +11,12 @@ half), as ``align-calibrate`` fits them. Beside it: the score without the revers
 cross-entropy alone (Junczys-Dowmunt 2018) and the length ratio ``-|log(T/S)|``.
 
 Writes ``benchmarks/results/sentence_scores.{md,json}`` and ``sentence_scores.png`` (the score's distribution
-per kind). Usage: python benchmarks/sentence_scores.py [--limit N] [--sets hansards,rwth]
+per kind). Usage: python benchmarks/sentence_scores.py [--limit N] [--sets hansards,rwth] [--protocol halves
+--models-dir DIR]
+
+``--protocol halves``: for the models of the test-halves protocol (issue 46: the odd-numbered gold pairs seen once in
+training, the even-numbered never), the score is fitted on the odd-numbered half only and measured on the
+even-numbered: pairs the models never saw, as a user's corpus is.
 """
 
 from __future__ import annotations
@@ -39,7 +44,12 @@ from align.confidence.calibration import (  # noqa: E402
     gold_cells,
     sentence_rows,
 )
-from align.confidence.sentence import BOTH_FEATURES, FORWARD_FEATURES  # noqa: E402
+from align.confidence.sentence import (  # noqa: E402
+    BOTH_FEATURES,
+    COMPACT_BOTH_FEATURES,
+    COMPACT_FORWARD_FEATURES,
+    FORWARD_FEATURES,
+)
 from align.extraction.engine import LOGPROBS  # noqa: E402
 from align.gold import testsets  # noqa: E402
 from align.io.atomic import write_text_atomic  # noqa: E402
@@ -53,6 +63,16 @@ SETS = {
     "rwth": ("deen", "ende", "RWTH De-En", "enfr_extra/flores101-devtest/flores101-devtest.fr"),
 }
 METHOD = "norm"
+PROTOCOLS = {
+    "x20": "the models saw every gold pair twenty times in training (x20), which flatters the clean pairs (their "
+    "cross-entropy is lower than a new pair's would be); fitted on each half, measured on the other, both pooled",
+    "halves": "the models saw the odd-numbered gold pairs once in training and the even-numbered never (the "
+    "test-halves protocol, issue 46): fitted on the odd-numbered half, measured on the even-numbered, **pairs the "
+    "models never saw**",
+}
+FITS = {"x20": (0, 1), "halves": (0,)}
+"""The halves each protocol fits on (0: the odd-numbered sentences, 0-based lines 0, 2, ...); each is measured on
+the other."""
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
 
@@ -75,8 +95,16 @@ def passes(aligner, pairs, batch_size: int = 32) -> list[tuple[dict, np.ndarray]
     return out
 
 
-def run_set(name: str, limit: int, seed: int = 1, cache: str | None = None) -> dict:
-    """Every measurement of one gold set; ``cache``: a pickle of the models' passes (made when missing)."""
+def run_set(
+    name: str,
+    limit: int,
+    seed: int = 1,
+    cache: str | None = None,
+    models_dir: str = os.path.join(ROOT, "data", "models"),
+    protocol: str = "x20",
+) -> dict:
+    """Every measurement of one gold set; ``cache``: a pickle of the models' passes (made when missing, made again
+    when it holds other models' passes)."""
     import pickle
 
     from fairseq_plugins.hub import NormAligner
@@ -87,20 +115,29 @@ def run_set(name: str, limit: int, seed: int = 1, cache: str | None = None) -> d
     gold = ts.gold
     if limit:
         pairs, gold = pairs[:limit], gold.select(list(range(limit)))
-    fwd = NormAligner.from_checkpoint(os.path.join(ROOT, "data", "models", fwd_name))
-    rev = NormAligner.from_checkpoint(os.path.join(ROOT, "data", "models", rev_name))
+    fwd = NormAligner.from_checkpoint(os.path.join(models_dir, fwd_name))
+    rev = NormAligner.from_checkpoint(os.path.join(models_dir, rev_name))
     identity = {k: v for k, v in fwd.identity().items() if k != "path"}
+    models = [identity.get("sha256"), rev.identity().get("sha256")]
     halves = list(fold_indices(len(pairs), "odd"))  # (odd lines, even lines), 0-based indices
     path = f"{cache}.{name}.{limit}.pkl" if cache else None
+    got = None
     if path and os.path.exists(path):
         with open(path, "rb") as f:
-            sets, runs, dropped = pickle.load(f)
-    else:
-        sets, runs, dropped = _score(fwd, rev, pairs, halves, third, seed)
+            got = pickle.load(f)
+        if len(got) != 4 or got[3] != models:  # another pair of models' passes (or a file from before the check)
+            print(f"{path}: the passes of other models; scoring again", file=sys.stderr)
+            got = None
+    if got is None:
+        got = (*_score(fwd, rev, pairs, halves, third, seed), models)
         if path:
             with open(path, "wb") as f:
-                pickle.dump((sets, runs, dropped), f)
-    return _evaluate(name, ts, gold, fwd.n_layers, identity, halves, sets, runs, dropped)
+                pickle.dump(got, f)
+    sets, runs, dropped, _ = got
+    out = _evaluate(name, ts, gold, fwd.n_layers, identity, halves, sets, runs, dropped, FITS[protocol])
+    out["models"] = [os.path.relpath(os.path.join(models_dir, m), ROOT) for m in (fwd_name, rev_name)]
+    out["protocol"] = protocol
+    return out
 
 
 def _score(fwd, rev, pairs, halves, third: str, seed: int) -> tuple[list, list, dict]:
@@ -129,7 +166,7 @@ def _score(fwd, rev, pairs, halves, third: str, seed: int) -> tuple[list, list, 
     return sets, runs, dropped
 
 
-def _evaluate(name, ts, gold, n_layers: int, identity, halves, sets, runs, dropped) -> dict:
+def _evaluate(name, ts, gold, n_layers: int, identity, halves, sets, runs, dropped, fits=(0, 1)) -> dict:
     results: dict = {"set": name, "label": SETS[name][2], "signature": ts.signature(), "sentences": len(gold)}
     features: list[dict] = [{}, {}]  # per half: kind -> (variant -> (n, k) features)
     layers = []
@@ -151,8 +188,8 @@ def _evaluate(name, ts, gold, n_layers: int, identity, halves, sets, runs, dropp
                     features[h].setdefault(target_h, {}).setdefault(kind, [None, None])[0 if both else 1] = rows
     results["layers"] = layers
     results["dropped_equal"] = dropped
-    results["auc"] = leave_one_kind_out(features, list(noise.KINDS))
-    results["distributions"] = distributions(features, list(noise.KINDS))
+    results["auc"] = leave_one_kind_out(features, list(noise.KINDS), fits)
+    results["distributions"] = distributions(features, list(noise.KINDS), fits)
     return results
 
 
@@ -177,36 +214,59 @@ BALANCE = {"on": True}
 """Whether the fits balance the classes per length bin, as align-calibrate does (``--plain-weights`` turns it off)."""
 
 
-def _fit(pos: np.ndarray, neg: np.ndarray, names) -> object:
+ROWS = (BOTH_FEATURES, FORWARD_FEATURES)
+"""The features of the rows computed per pair: with the reverse model (variant 0), without it (1)."""
+SCORES = {
+    "score": (0, COMPACT_BOTH_FEATURES),
+    "score_fwd": (1, COMPACT_FORWARD_FEATURES),
+    "score_full": (0, BOTH_FEATURES),
+}
+"""Column -> (rows variant, the sentence model's features): align-calibrate's default (--sentence-model compact),
+with and without the reverse model, and its --sentence-model full."""
+
+
+class _Fitted:
+    """A sentence model fitted on some columns of the rows, predicting from whole rows."""
+
+    def __init__(self, model, cols: list[int]) -> None:
+        self.model, self.cols = model, cols
+
+    def predict(self, rows: np.ndarray) -> np.ndarray:
+        return self.model.predict(rows[:, self.cols])
+
+
+def _fit(pos: np.ndarray, neg: np.ndarray, v: int, names) -> _Fitted:
+    """The sentence model over ``names`` from rows of variant ``v`` (:data:`ROWS`), as align-calibrate fits it."""
+    order = ROWS[v]
+    cols = [order.index(n) for n in names]
     if not BALANCE["on"]:
-        return fit_sentence_model(pos, neg, names)
-    i, j = names.index("log_src_words"), names.index("log_tgt_words")
+        return _Fitted(fit_sentence_model(pos[:, cols], neg[:, cols], names), cols)
+    i, j = order.index("log_src_words"), order.index("log_tgt_words")
 
     def shorter(x: np.ndarray) -> np.ndarray:  # the shorter side's words, back from the log-length features
         return np.rint(np.exp(np.minimum(x[:, i], x[:, j]))).astype(np.int64)
 
-    return fit_sentence_model(pos, neg, names, lengths=(shorter(pos), shorter(neg)))
+    return _Fitted(fit_sentence_model(pos[:, cols], neg[:, cols], names, lengths=(shorter(pos), shorter(neg))), cols)
 
 
-def leave_one_kind_out(features: list[dict], kinds: list[str]) -> dict:
-    """{kind: {score: ROC-AUC}}: each score fitted on one half without the kind, measured on the other half."""
+def leave_one_kind_out(features: list[dict], kinds: list[str], fits=(0, 1)) -> dict:
+    """{kind: {score: ROC-AUC}}: each score fitted on one half without the kind, measured on the other half (each
+    half of ``fits`` fitted on, their measurements pooled)."""
     out: dict = {}
     i_dcce, i_len = BOTH_FEATURES.index("dcce"), BOTH_FEATURES.index("abs_log_length_ratio")
     for kind in kinds:
-        parts: dict[str, tuple[list, list]] = {
-            s: ([], []) for s in ("score", "score_fwd", "score_all", "dcce", "length")
-        }
-        for h in range(2):
+        parts: dict[str, tuple[list, list]] = {s: ([], []) for s in (*SCORES, "score_all", "dcce", "length")}
+        for h in fits:
             own, held = features[h][h], features[h][1 - h]
             if not len(held[kind][0]):
                 continue
-            for v, names, key in ((0, BOTH_FEATURES, "score"), (1, FORWARD_FEATURES, "score_fwd")):
+            for key, (v, names) in SCORES.items():
                 neg = np.vstack([own[k][v] for k in kinds if k != kind and len(own[k][v])])
-                model = _fit(own["clean"][v], neg, names)
+                model = _fit(own["clean"][v], neg, v, names)
                 parts[key][0].extend(model.predict(held["clean"][v]))
                 parts[key][1].extend(model.predict(held[kind][v]))
             neg = np.vstack([own[k][0] for k in kinds if len(own[k][0])])
-            model = _fit(own["clean"][0], neg, BOTH_FEATURES)
+            model = _fit(own["clean"][0], neg, 0, COMPACT_BOTH_FEATURES)
             parts["score_all"][0].extend(model.predict(held["clean"][0]))
             parts["score_all"][1].extend(model.predict(held[kind][0]))
             parts["dcce"][0].extend(-held["clean"][0][:, i_dcce])
@@ -217,13 +277,13 @@ def leave_one_kind_out(features: list[dict], kinds: list[str]) -> dict:
     return out
 
 
-def distributions(features: list[dict], kinds: list[str]) -> dict:
-    """{kind: held-out scores} of the score fitted on every kind (for the plot), both halves pooled."""
+def distributions(features: list[dict], kinds: list[str], fits=(0, 1)) -> dict:
+    """{kind: held-out scores} of the score fitted on every kind (for the plot), the halves of ``fits`` pooled."""
     out: dict = {}
-    for h in range(2):
+    for h in fits:
         own, held = features[h][h], features[h][1 - h]
         neg = np.vstack([own[k][0] for k in kinds if len(own[k][0])])
-        model = _fit(own["clean"][0], neg, BOTH_FEATURES)
+        model = _fit(own["clean"][0], neg, 0, COMPACT_BOTH_FEATURES)
         for kind in ["clean"] + kinds:
             if len(held[kind][0]):
                 out.setdefault(kind, []).extend(round(float(x), 4) for x in model.predict(held[kind][0]))
@@ -233,6 +293,7 @@ def distributions(features: list[dict], kinds: list[str]) -> dict:
 COLUMNS = (
     ("score", "score (both models)"),
     ("score_fwd", "score (forward model only)"),
+    ("score_full", "every feature (`--sentence-model full`)"),
     ("dcce", "DCCE alone"),
     ("length", "length ratio"),
     ("score_all", "score, kind seen in fitting"),
@@ -246,15 +307,21 @@ def markdown(results: list[dict], meta: dict) -> str:
         "ROC-AUC of telling a held-out gold pair from a noisy copy of a held-out gold pair, per kind of noise "
         "(`align.confidence.noise`: Khayrallah & Koehn 2018's taxonomy, then Bicleaner's synthetic negatives). "
         "The score is fitted on one half of the gold set (odd or even sentences: clean pairs against noisy copies "
-        "of **every kind but the one measured**) and measured on the other half; both halves pooled. "
-        "`score (both models)`: `align-calibrate --reverse-model`'s sentence score; `forward model only`: "
+        "of **every kind but the one measured**) and measured on the other half (which halves: the protocol below). "
+        "`score (both models)`: `align-calibrate --reverse-model`'s sentence score (`--sentence-model compact`, "
+        "the default: DCCE, length ratio, coverage, each model's end-of-sentence cross-entropy); `every feature`: "
+        "`--sentence-model full` (all 23 features); `forward model only`: "
         "without `--reverse-model`; `DCCE alone`: dual conditional cross-entropy (Junczys-Dowmunt 2018), lower "
         "is better; `length ratio`: `-|log(T/S)|`; the last column fits on every kind, the one measured "
         "included (what leave-one-kind-out gives up). A noisy copy equal to its pair is left out (`equal`).",
         "",
-        "**Protocol of the models**: the shipped models saw every gold pair twenty times in training (x20), "
-        "which flatters the clean pairs (their cross-entropy is lower than a new pair's would be); the figures "
-        "on pairs the models never saw come with the models of the test-sentence protocol (issue 46).",
+        f"**Protocol of the models** (`{meta.get('protocol', 'x20')}`): {PROTOCOLS[meta.get('protocol', 'x20')]}."
+        + (
+            " The figures on pairs the models never saw come with the models of the test-halves protocol "
+            "(issue 46: `--protocol halves`)."
+            if meta.get("protocol", "x20") == "x20"
+            else ""
+        ),
         "",
         f"`{meta['command']}` ({meta['seconds']} s"
         + (
@@ -270,8 +337,9 @@ def markdown(results: list[dict], meta: dict) -> str:
 
     for r in results:
         lines += [
-            f"## {r['label']} ({r['sentences']} sentences, `data/models/{SETS[r['set']][0]}` and "
-            f"`data/models/{SETS[r['set']][1]}`, {r['signature']}, `{METHOD}` layer {r['layers']})",
+            f"## {r['label']} ({r['sentences']} sentences, "
+            + " and ".join(f"`{m}`" for m in r.get("models", [f"data/models/{x}" for x in SETS[r["set"]][:2]]))
+            + f", {r['signature']}, `{METHOD}` layer {r['layers']})",
             "",
             "| kind | from | equal | " + " | ".join(c for _, c in COLUMNS) + " |",
             "|---|---|---:|" + "---:|" * len(COLUMNS),
@@ -321,6 +389,14 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--cache", help="keep the models' passes in CACHE.SET.LIMIT.pkl and reuse them")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "sentence_scores"))
+    ap.add_argument("--models-dir", default=os.path.join(ROOT, "data", "models"), help="where the four models are")
+    ap.add_argument(
+        "--protocol",
+        choices=sorted(PROTOCOLS),
+        default="x20",
+        help="what the models saw of the gold pairs: x20 (fit and measure on each half, pooled) or halves (fit on "
+        "the odd-numbered, seen once; measure on the even-numbered, never seen)",
+    )
     ap.add_argument(
         "--plain-weights",
         action="store_true",
@@ -329,19 +405,26 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     BALANCE["on"] = not args.plain_weights
     t0 = time.time()
-    results = [run_set(s, args.limit, cache=args.cache) for s in args.sets.split(",")]
+    results = [run_set(s, args.limit, cache=args.cache, models_dir=args.models_dir, protocol=args.protocol)
+               for s in args.sets.split(",")]  # fmt: skip
     meta = {"command": "python benchmarks/sentence_scores.py " + shlex.join(argv or sys.argv[1:]),
-            "seconds": round(time.time() - t0)}  # fmt: skip
+            "seconds": round(time.time() - t0), "protocol": args.protocol}  # fmt: skip
     write_text_atomic(args.out + ".json", json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
     write_text_atomic(args.out + ".md", markdown(results, meta) + "\n")
     plot(results, args.out + ".png")
     for r in results:
         print(r["label"], "layers", r["layers"])
-        print(f"{'kind':22s} " + " ".join(f"{k:>9s}" for k in ("score", "score_fwd", "score_all", "dcce", "length")))
+        print(
+            f"{'kind':22s} "
+            + " ".join(f"{k:>9s}" for k in ("score", "score_fwd", "score_full", "score_all", "dcce", "length"))
+        )
         for kind, a in r["auc"].items():
             print(
                 f"{kind:22s} "
-                + " ".join(f"{a.get(k, math.nan):9.3f}" for k in ("score", "score_fwd", "score_all", "dcce", "length"))
+                + " ".join(
+                    f"{a.get(k, math.nan):9.3f}"
+                    for k in ("score", "score_fwd", "score_full", "score_all", "dcce", "length")
+                )
             )
     return 0
 

@@ -32,7 +32,7 @@ from ..confidence.calibration import (
     gold_cells,
     write_calibration,
 )
-from ..confidence.sentence import BOTH_FEATURES, FORWARD_FEATURES
+from ..confidence.sentence import SENTENCE_MODELS
 from ..extraction.loading import (
     LOADERS,
     RunError,
@@ -99,6 +99,14 @@ def build_parser() -> argparse.ArgumentParser:
         "the gold sentences: pairs like those it will score and that the model did not train on (a held-out "
         "slice of its corpus); a model that saw the gold sentences in training finds them likelier than any "
         "new pair, and a score fitted on them calls new pairs noise",
+    )
+    ap.add_argument(
+        "--sentence-model",
+        choices=sorted(SENTENCE_MODELS),
+        default="compact",
+        help="the sentence score's features: compact (default: the dual conditional cross-entropy, the length "
+        "ratio, the links' coverage and the models' surprise at the end, which find more real noise) or full (every "
+        "feature; ahead on synthetic noise only); docs/guides/confidence.md",
     )
     ap.add_argument(
         "--third-language",
@@ -342,7 +350,8 @@ def _fit(
     if args.method == "learned":  # the trained layers the probabilities read (retrained: another calibration)
         layers = [models.aligner] + ([models.reverse] if models.reverse is not None else [])
         setting["alignment_layer"] = [a.alignment_layer.weights_sha256 for a in layers]
-    fitted_on: dict[str, Any] = {"gold": source, "fold": args.fit_on, "seed": args.seed, "noise": kinds}
+    fitted_on: dict[str, Any] = {"gold": source, "fold": args.fit_on, "seed": args.seed, "noise": kinds,
+                                 "sentence_model": args.sentence_model}  # fmt: skip
     if spairs is not None:
         fitted_on["sentence_pairs"] = f"{args.sentence_pairs} ({len(fit_pairs)} pairs)"
     cal = fit_calibration(
@@ -353,7 +362,7 @@ def _fit(
         setting,
         fitted_on,
         positives=positives,
-        features=BOTH_FEATURES if models.reverse is not None else FORWARD_FEATURES,
+        features=SENTENCE_MODELS[args.sentence_model][models.reverse is not None],
     )
     return cal, mats, cells
 

@@ -274,7 +274,8 @@ def _train(
             teacher: dict[str, Any] = {"file": os.path.basename(args.teacher_links)}
         else:
             models = [identity_fields(a.identity()) for a in (aligner, reverse) if a is not None]
-            links, teacher = _run_teacher(args, outs[0][0], blend, corpus, models + [aligner.preprocessing()])
+            loaded = (aligner, reverse)
+            links, teacher = _run_teacher(args, outs[0][0], blend, corpus, models + [aligner.preprocessing()], loaded)
             if len(links) != len(pairs):
                 raise ValueError(f"the teacher's links have {len(links)} lines for {len(pairs)} pairs")
         teacher["sha256"] = hashlib.sha256(json.dumps(links).encode()).hexdigest()
@@ -306,11 +307,16 @@ def _read_teacher(path: str, pairs: list[tuple[list[str], list[str]]]) -> list[l
 
 
 def _run_teacher(
-    args: argparse.Namespace, folder: str, blend: str, corpus: dict[str, Any], models: list[Any]
+    args: argparse.Namespace,
+    folder: str,
+    blend: str,
+    corpus: dict[str, Any],
+    models: list[Any],
+    loaded: tuple[Any, Any],
 ) -> tuple[list[list[tuple[int, int]]], dict[str, Any]]:
-    """The models' own combined links of the corpus (align-extract into ``folder/train/teacher``), reused when an
-    earlier run of the same corpus, models (``models``: their identities and preprocessing) and teacher finished
-    them."""
+    """The models' own combined links of the corpus (align-extract into ``folder/train/teacher``, with ``loaded``,
+    the (aligner, reverse) already loaded), reused when an earlier run of the same corpus, models (``models``:
+    their identities and preprocessing) and teacher finished them."""
     from ..attribution.methods import METHODS
     from ..extraction.plan import check_flags
     from ..extraction.prepare import build_plan
@@ -334,7 +340,7 @@ def _run_teacher(
         )
         flags = _teacher_flags(args, dest, blend)
         with ExitStack() as stack:
-            plan, _ = build_plan(flags, check_flags(flags, METHODS), stack)
+            plan, _ = build_plan(flags, check_flags(flags, METHODS), stack, loaded)
             stats = extract(plan)
         write_text_atomic(done, json.dumps({"want": want, "signature": stats["signature"]}, indent=1) + "\n")
     links = [[(int(a), int(b)) for a, b in ls] for ls in read_alignments(os.path.join(dest, name)).to_lists()]
@@ -376,7 +382,7 @@ def _train_one(
     for (se, te), ls in zip(encoded, links):
         truncated += bool(se.dropped or te.dropped)
         rows, dist = target_rows(se, te, ls, "awi")
-        examples.append(Example(se.ids, te.ids, rows, dist))
+        examples.append(Example.of(se.ids, te.ids, rows, dist))
     sites = aligner.adapter.decoder_layers(aligner.model)
     dim = int(sites[layer].cross.attn.q_proj.weight.shape[1])
     shape = HeadShape(layer, dim, aligner.n_heads, "awi")

@@ -43,13 +43,12 @@ import numpy as np
 from ..links.alignments import Alignments
 from .length_weights import length_weights, pair_lengths
 from .sentence import (
-    BOTH_FEATURES,
-    FORWARD_FEATURES,
     LINK_FEATURES,
     PairEvidence,
     available_features,
     feature_vector,
     needs_of,
+    sentence_choices,
 )
 
 CELL_FEATURES = (
@@ -73,9 +72,6 @@ REVERSE_FEATURES = tuple(f"rev_{name}" for name in CELL_FEATURES)
 
 SENTENCE_FEATURES = LINK_FEATURES
 """The sentence features of version 1 files (the link probabilities only; see :func:`sentence_features`)."""
-
-SENTENCE_CHOICES = (LINK_FEATURES, FORWARD_FEATURES, BOTH_FEATURES)
-"""The feature lists a sentence model may have: version 1's, the forward model's, both models'."""
 
 CORRUPTIONS = ("shuffled", "truncated", "appended")
 """How the negatives of the sentence model are made from gold pairs (see :func:`corrupt`)."""
@@ -307,15 +303,7 @@ class Calibration:
         """(T, S) link probabilities, the words, and the forward (n_t,) and reverse (n_s,) log-probabilities of
         the labels -> P(the pair is a translation) in [0, 1] (0 for an empty side). CalibrationError naming what
         the score needs and was not given."""
-        if 0 in np.shape(probs):
-            return 0.0
-        try:
-            x = feature_vector(PairEvidence(np.asarray(probs), src, tgt, forward, reverse), self.sentence.features)
-        except ValueError as e:
-            raise CalibrationError(
-                f"{e} (the calibration's sentence score uses {', '.join(self.sentence.features)})"
-            ) from None
-        return float(self.sentence.predict(x[None])[0])
+        return self.sentence_features(probs, src, tgt, forward, reverse, every=False)[0]
 
     def sentence_features(
         self,
@@ -324,13 +312,20 @@ class Calibration:
         tgt: Sequence[str] = (),
         forward: np.ndarray | None = None,
         reverse: np.ndarray | None = None,
-    ) -> dict[str, float]:
-        """Every sentence feature the pair's evidence allows (the score's own and the rest), by name, rounded to 6
-        decimals; {} for an empty side. The arguments as :meth:`sentence_score` takes them."""
+        every: bool = True,
+    ) -> tuple[float, dict[str, float]]:
+        """The arguments of :meth:`sentence_score` -> (its score, every sentence feature the evidence allows, the
+        score's own and the rest, by name, rounded to 6 decimals; {} unless ``every``): each computed once."""
         if 0 in np.shape(probs):
-            return {}
-        got = available_features(PairEvidence(np.asarray(probs), src, tgt, forward, reverse))
-        return {k: round(v, 6) for k, v in got.items()}
+            return 0.0, {}
+        evidence = PairEvidence(np.asarray(probs), src, tgt, forward, reverse)
+        names = self.sentence.features
+        try:
+            got = available_features(evidence) if every else {}
+            x = np.array([got[n] for n in names]) if set(names) <= set(got) else feature_vector(evidence, names)
+        except ValueError as e:
+            raise CalibrationError(f"{e} (the calibration's sentence score uses {', '.join(names)})") from None
+        return float(self.sentence.predict(x[None])[0]), {k: round(v, 6) for k, v in got.items()}
 
     def check(self, model: dict[str, Any], setting: dict[str, Any], path: str = "calibration") -> None:
         """CalibrationError naming the first field in which ``model`` or ``setting`` differs from the fitted ones."""
@@ -407,7 +402,7 @@ def fit_calibration(
             f"{len(matrices)} score matrices but {len(gold_cells)} gold sentences; expected one each"
         )
     both = bool(matrices) and len(matrices[0]) == 4
-    if tuple(features) not in SENTENCE_CHOICES or (tuple(features) == BOTH_FEATURES and not both):
+    if tuple(features) not in sentence_choices(both):
         raise CalibrationError(
             f"sentence features {list(features)}: expected one of the lists of SENTENCE_CHOICES, both models' "
             "only with a bidirectional calibration (the reverse model's scores)"

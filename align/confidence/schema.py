@@ -47,13 +47,13 @@ from .calibration import (
     FOLDS,
     FORMAT,
     REVERSE_FEATURES,
-    SENTENCE_CHOICES,
     SENTENCE_FEATURES,
     VERSION,
     Calibration,
     CalibrationError,
     Logistic,
 )
+from .sentence import SENTENCE_MODELS, sentence_choices
 
 VERSIONS = (1, VERSION)
 """The file versions this release reads (the last is the one it writes)."""
@@ -164,6 +164,7 @@ FITTED_ON: dict[str, Check] = {
         "a list of strings (the kinds of noise of the sentence model's negatives)",
     ),
     "sentence_weights": _choice(("length-balanced",)),
+    "sentence_model": _choice(tuple(SENTENCE_MODELS)),
 }
 """What it was fitted on: ``sentences``, ``cells``, ``gold_links`` and ``negatives`` every fit records (required);
 the others as align-calibrate records them (``sentence_pairs`` only with --sentence-pairs)."""
@@ -262,8 +263,8 @@ def calibration_from_dict(d: Any, where: str) -> Calibration:
         choices: tuple[tuple[str, ...], ...] = (SENTENCE_FEATURES,)
         what = f"the {len(SENTENCE_FEATURES)} sentence features of version 1 files"
     else:  # the forward model's features, or (bidirectional only) both models'
-        choices = SENTENCE_CHOICES[:2] + (SENTENCE_CHOICES[2:] if both else ())
-        what = "one of the sentence feature lists of align.confidence.calibration.SENTENCE_CHOICES" + (
+        choices = sentence_choices(both)
+        what = "one of the sentence feature lists of align.confidence.sentence.SENTENCE_CHOICES" + (
             "" if both else " without the reverse model's (cells.features has no rev_ features)"
         )
     sentence = check_logistic(d["sentence"], where, "sentence", choices, what)

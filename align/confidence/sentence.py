@@ -278,6 +278,33 @@ BOTH_FEATURES = FORWARD_FEATURES + (
 )
 """The sentence score's features with the reverse model too (``--reverse-model``)."""
 
+COMPACT_BOTH_FEATURES = ("dcce", "abs_log_length_ratio", "coverage_hmean", "fwd_ce_end", "rev_ce_end")
+"""The sentence model ``align-calibrate --reverse-model`` fits by default: the dual conditional cross-entropy, the
+length ratio, the links' coverage and each model's surprise at the sentence's end. Measured against
+:data:`BOTH_FEATURES` (benchmarks/results/sentence_scores.md, rank_corpus.md; x20 models): leave-one-kind-out
+ROC-AUC Hansards mean 0.978 against 0.980, worst 0.917 against 0.900; RWTH 0.998 against 0.999; but in the lowest 70
+of 20,000 real Hansard pairs read blind, 36 defects against 26: the many features read free translations and
+headings as noise."""
+
+COMPACT_FORWARD_FEATURES = ("fwd_ce", "abs_log_length_ratio", "coverage_hmean", "fwd_ce_end")
+"""The same without the reverse model: leave-one-kind-out mean 0.932 against :data:`FORWARD_FEATURES`' 0.903 on
+Hansards, 0.986 against 0.940 on RWTH (benchmarks/results/sentence_scores.md)."""
+
+SENTENCE_MODELS = {
+    "compact": (COMPACT_FORWARD_FEATURES, COMPACT_BOTH_FEATURES),
+    "full": (FORWARD_FEATURES, BOTH_FEATURES),
+}
+"""``align-calibrate --sentence-model``: name -> (features without the reverse model, with it)."""
+
+SENTENCE_CHOICES = (LINK_FEATURES, FORWARD_FEATURES, BOTH_FEATURES, COMPACT_FORWARD_FEATURES, COMPACT_BOTH_FEATURES)
+"""The feature lists a calibration's sentence model may have: version 1's, then each of :data:`SENTENCE_MODELS`."""
+
+
+def sentence_choices(both: bool) -> tuple[tuple[str, ...], ...]:
+    """The lists of :data:`SENTENCE_CHOICES` a calibration may have: with ``both`` False (one direction), only those
+    that do not need the reverse model."""
+    return tuple(c for c in SENTENCE_CHOICES if both or "reverse" not in needs_of(c))
+
 
 def needs_of(names: Sequence[str]) -> frozenset[str]:
     """What the features ``names`` need together; ValueError naming an unknown feature and the valid ones."""

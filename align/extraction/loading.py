@@ -106,8 +106,10 @@ def load_reverse(
     lowercase: bool = False,
     forward_path: str = "",
     alignment_layer: str | None = None,
+    loaded: Any = None,
 ) -> tuple[Any, AlignSpec]:
-    """``(reverse aligner, its spec)`` for ``--reverse-model``, checked against the forward model: the same
+    """``(reverse aligner, its spec)`` for ``--reverse-model`` (``loaded``: already loaded), checked against the
+    forward model: the same
     settings exist in it, and the languages it declares are the forward model's turned round. RunError when it
     cannot be used, UsageError when the flags do not fit it; a missing framework's ModuleNotFoundError passes."""
     from .extras import missing_module
@@ -119,7 +121,7 @@ def load_reverse(
     else:
         rkwargs.update(trust=forward_kwargs.get("trust"))
     try:
-        reverse = load_aligner(path, rfw, **rkwargs)
+        reverse = loaded if loaded is not None else load_aligner(path, rfw, **rkwargs)
     except Exception as e:  # the framework's own errors: one line
         if missing_module(e):
             raise

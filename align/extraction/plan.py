@@ -311,9 +311,12 @@ def check_input(f: Flags, path: str) -> None:
         )
 
 
-def load_models(f: Flags, c: Checked) -> tuple[str, Any, AlignSpec, tuple[Any, AlignSpec] | None]:
-    """``(framework, aligner, spec, reverse)``: the model loaded and its spec checked (UsageError
-    for a layer, head, shift or blend it lacks), the reverse model checked against it."""
+def load_models(
+    f: Flags, c: Checked, loaded: tuple[Any, Any] | None = None
+) -> tuple[str, Any, AlignSpec, tuple[Any, AlignSpec] | None]:
+    """``(framework, aligner, spec, reverse)``: the model loaded (or ``loaded``: the aligners an earlier plan of
+    the same flags loaded, reused) and its spec checked (UsageError for a layer, head, shift or blend it lacks),
+    the reverse model checked against it."""
     import torch
 
     from .extras import missing_module
@@ -325,7 +328,7 @@ def load_models(f: Flags, c: Checked) -> tuple[str, Any, AlignSpec, tuple[Any, A
     else:
         kwargs.update(trust=f.trust_checkpoint or None)
     try:
-        aligner = load_aligner(f.model, fw, **kwargs)
+        aligner = loaded[0] if loaded else load_aligner(f.model, fw, **kwargs)
     except Exception as e:  # OSError, ValueError, a framework's own error types: one line, no traceback
         if missing_module(e):
             raise  # the command names the extra to install
@@ -361,6 +364,7 @@ def load_models(f: Flags, c: Checked) -> tuple[str, Any, AlignSpec, tuple[Any, A
             lowercase=f.lowercase,
             forward_path=f.model,
             alignment_layer=f.reverse_alignment_layer,
+            loaded=loaded[1] if loaded else None,
         )
     return fw, aligner, spec, reverse
 

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import os
 from contextlib import ExitStack
+from typing import Any
 
 from .loading import RunError, UsageError, check_pair, check_reverse, one_line
 from .plan import Checked, ExtractPlan, Flags, check_input, load_calibration, load_models, read_run_calibration
 
 
-def build_plan(flags: Flags, checked: Checked, stack: ExitStack) -> tuple[ExtractPlan, list[str]]:
+def build_plan(
+    flags: Flags, checked: Checked, stack: ExitStack, loaded: tuple[Any, Any] | None = None
+) -> tuple[ExtractPlan, list[str]]:
     """The plan of the run: the input (a named set's text written to a temporary file kept by ``stack``), the
-    models and the calibration, each checked against the others; and the lines to print first (warnings, and
-    once what could not be checked). UsageError or RunError."""
+    models (``loaded``: the (aligner, reverse aligner or None) of an earlier plan, checked again, not reloaded)
+    and the calibration, each checked against the others; and the lines to print first (warnings, and once what
+    could not be checked). UsageError or RunError."""
 
     path, input_name, test_sig, langs = flags.input, None, None, None
     if flags.test_set is not None:
@@ -25,7 +29,7 @@ def build_plan(flags: Flags, checked: Checked, stack: ExitStack) -> tuple[Extrac
         from ..attribution.methods import METHODS
 
         cal = read_run_calibration(flags.calibration, METHODS)
-    fw, aligner, spec, reverse = load_models(flags, checked)
+    fw, aligner, spec, reverse = load_models(flags, checked, loaded)
     notes = []
     unchecked = []
     if langs is not None and input_name is not None:

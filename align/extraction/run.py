@@ -191,10 +191,10 @@ def _write_calibrated(
         t, s = probs.shape  # under --truncate the words the forward model kept
         rev_lp = scored[2].get(LOGPROBS) if scored is not None else None
         pair = (probs, list(words[0])[:s], list(words[1])[:t], sc.get(LOGPROBS), rev_lp)
-        score = cal.sentence_score(*pair)
+        score, features = cal.sentence_features(*pair, every=plan.flags.sentence_features)  # each computed once
         out.write("sentence_scores.tsv", index, f"{index + 1}\t{score:.6f}")
         if plan.flags.sentence_features:
-            row = {"line": index + 1, "score": round(score, 6), "features": cal.sentence_features(*pair)}
+            row = {"line": index + 1, "score": round(score, 6), "features": features}
             out.write("sentence_features.jsonl", index, json.dumps(row, separators=(",", ":")))
 
 

@@ -89,12 +89,29 @@ def target_rows(
 
 @dataclass(frozen=True)
 class Example:
-    """One training pair: source ids, target labels, and the teacher's rows and distributions."""
+    """One training pair: source ids, target labels, the decoder steps with teacher links (R,), and the teacher's
+    distributions over source tokens kept sparse (a pair's (R, S) rows hold a few nonzeros each: a corpus of 100k
+    pairs would otherwise hold hundreds of MB): ``at`` (N,) the row, ``cols`` (N,) the source token, ``vals`` (N,)
+    the weight of each nonzero."""
 
     src: list[int]
     labels: list[int]
     rows: np.ndarray
-    dist: np.ndarray
+    at: np.ndarray
+    cols: np.ndarray
+    vals: np.ndarray
+
+    @classmethod
+    def of(cls, src: list[int], labels: list[int], rows: np.ndarray, dist: np.ndarray) -> Example:
+        """From :func:`target_rows`' ``(rows (R,), dist (R, S))``."""
+        at, cols = np.nonzero(dist)
+        return cls(src, labels, rows, at.astype(np.int32), cols.astype(np.int32), dist[at, cols].astype(np.float32))
+
+    def dense(self, width: int) -> np.ndarray:
+        """(R, width) the teacher's distributions, zero beyond the pair's source tokens."""
+        out = np.zeros((len(self.rows), width), dtype=np.float32)
+        out[self.at, self.cols] = self.vals
+        return out
 
 
 def batches(examples: Sequence[Example], batch_size: int) -> list[list[int]]:
@@ -138,11 +155,7 @@ def batch_loss(
     S = logp.shape[-1]
     b_idx = np.concatenate([np.full(len(e.rows), i) for i, e in enumerate(examples)])
     r_idx = np.concatenate([e.rows for e in examples])
-    target = np.zeros((len(r_idx), S), dtype=np.float32)
-    at = 0
-    for e in examples:
-        target[at : at + len(e.rows), : e.dist.shape[1]] = e.dist
-        at += len(e.rows)
+    target = np.concatenate([e.dense(S) for e in examples])  # (R, S), built per batch only
     rows = logp[torch.as_tensor(b_idx, device=device), torch.as_tensor(r_idx, device=device)]  # (R, S)
     t = torch.as_tensor(target, device=device)
     loss = -(rows * t).sum() / max(len(r_idx), 1)

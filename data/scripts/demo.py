@@ -235,7 +235,42 @@ def both_directions(args, pairs, gold) -> dict | None:
         f"(P {default['precision']:.1f} R {default['recall']:.1f}); best combined here {two['hyp'].removesuffix('.align')} "
         f"{two['aer']:.1f}; best of one direction here {one['hyp'].removesuffix('.align')} {one['aer']:.1f}{efl_text}"
     )
+    lines.append(by_half(gold, read_alignments(os.path.join(out, chosen)), args.model_dir))
     return {"text": "\n".join(lines), "name": chosen, "path": os.path.join(out, chosen), "rows": rows}
+
+
+def by_half(gold, links, model_dir: str) -> str:
+    """The combined AER on the odd-numbered and on the even-numbered sentences apart, and what the model's training
+    text held of each (``training_text`` of its model_config.json, data/scripts/export_model.py)."""
+    n = len(gold)
+    odd, even = list(range(0, n, 2)), list(range(1, n, 2))  # 1-based odd-numbered: 0-based lines 0, 2, ...
+    aer = [score_corpus(gold.select(ix), links.select(ix)).aer * 100 for ix in (odd, even)]
+    seen = training_text(model_dir)
+    if seen.get("test_halves"):
+        what = ("seen once in training", "never seen in training")
+    elif seen.get("test_repeat"):
+        what = (f"seen {seen['test_repeat']} times in training",) * 2
+    else:
+        # the models shipped up to 0.2.0 predate the record; their cards say x20
+        what = ("what training saw of them is not recorded in model_config.json; the x20 models saw them 20 times",) * 2
+    if what[0] == what[1]:  # both halves alike: say it once
+        return (
+            f"by half: odd-numbered sentences ({len(odd)}) AER {aer[0]:.1f}; even-numbered ({len(even)}) AER "
+            f"{aer[1]:.1f} ({what[0]})"
+        )
+    return (
+        f"by half: odd-numbered sentences ({len(odd)}, {what[0]}) AER {aer[0]:.1f}; "
+        f"even-numbered ({len(even)}, {what[1]}) AER {aer[1]:.1f}"
+    )
+
+
+def training_text(model_dir: str) -> dict:
+    """The ``training_text`` record of a shipped model's model_config.json ({} when absent)."""
+    path = os.path.join(model_dir, "model_config.json")
+    if not os.path.isfile(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return json.load(f).get("training_text") or {}
 
 
 def write_view(

@@ -121,12 +121,40 @@ def main(argv=None) -> int:
             keep["cfg"]["model"].restore_file = "checkpoint_last.pt"
     torch.save(keep, os.path.join(out, "model.pt"))
     save_safe(keep, out, preprocessing=PREPROCESSING)
+    record_training_text(work, out)
     for name in (f"dict.{src}.txt", f"dict.{tgt}.txt"):
         shutil.copy(os.path.join(work, "bin", name), os.path.join(out, name))
     shutil.copy(os.path.join(work, "spm.model"), os.path.join(out, "spm.model"))
     size = {f: os.path.getsize(os.path.join(out, f)) / 1e6 for f in ("model.pt", "model.safetensors")}
     print(f"wrote {out}: " + ", ".join(f"{f} {mb:.1f} MB" for f, mb in size.items()) + ", model_config.json")
     return 0
+
+
+def record_training_text(work: str, out: str) -> None:
+    """What the training text held of the gold test sentences (WORK/prepare.json, data/scripts/prepare.py), kept as
+    ``training_text`` in OUT/model_config.json: ``test_repeat`` N (every test sentence N times) or ``test_halves``
+    (the odd-numbered once, the even-numbered never). The demo and the benchmarks label their figures with it."""
+    import json
+
+    path = os.path.join(work, "prepare.json")
+    if not os.path.isfile(path):
+        return  # an older work folder: the model card says it
+    with open(path, encoding="utf-8") as f:
+        prep = json.load(f)
+    cfg_path = os.path.join(out, "model_config.json")
+    with open(cfg_path, encoding="utf-8") as f:
+        cfg = json.load(f)
+    cfg["training_text"] = {
+        "train_pairs": prep.get("train_pairs"),
+        "test_file": os.path.basename(str(prep.get("test_file") or "")),
+        "test_pairs": prep.get("test_pairs"),
+        "test_repeat": prep.get("test_repeat"),
+        "test_halves": prep.get("test_halves"),
+    }
+    with open(cfg_path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(cfg, f, indent=1, sort_keys=True)
+        f.write("\n")
+    os.replace(cfg_path + ".tmp", cfg_path)
 
 
 if __name__ == "__main__":

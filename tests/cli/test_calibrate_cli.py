@@ -7,7 +7,7 @@ import shutil
 import numpy as np
 import pytest
 
-from align.confidence.sentence import FORWARD_FEATURES
+from align.confidence.sentence import COMPACT_FORWARD_FEATURES, FORWARD_FEATURES
 
 pytest.importorskip("fairseq")
 pytestmark = pytest.mark.fairseq
@@ -77,7 +77,7 @@ def test_calibration_file(cal, gold_pairs, capsys):
     want = sum(p != q for k in kinds for p, q in zip(noise.make(fit, k, 1), fit))
     assert d["version"] == 2 and d["fitted_on"]["noise"] == kinds
     assert d["fitted_on"]["sentences"] == 30 and d["fitted_on"]["negatives"] == want and 300 < want <= 12 * 30
-    assert d["sentence"]["features"] == list(FORWARD_FEATURES)
+    assert d["sentence"]["features"] == list(COMPACT_FORWARD_FEATURES) and d["fitted_on"]["sentence_model"] == "compact"
     assert d["measured"]["held_out_sentences"] == 30 and 0 <= d["measured"]["ece_held_out"] < 0.1
     assert len(d["model"]["sha256"]) == 64
 
@@ -134,6 +134,17 @@ def test_extract_writes_probabilities_and_sentence_scores(cal, gold_pairs, tmp_p
     assert len(lp) == len(aligner.encode_target(list(tgt), "t").ids) and (lp < 0).all()
     want = c.sentence_score(c.probabilities(w, null), list(src), list(tgt), lp)
     assert float(rows[1][1]) == pytest.approx(want, abs=1e-6)
+
+
+def test_the_full_sentence_model_fits_every_feature(gold_pairs, tmp_path):
+    from align.confidence.calibration import read_calibration
+
+    out = tmp_path / "full.json"
+    argv = ["--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--gold", str(gold_pairs / "gold.talp"),
+            "--method", "norm", "--layer", "0", "--fit-on", "odd", "--sentence-model", "full", "-o", str(out)]  # fmt: skip
+    assert calibrate(*argv) == 0
+    c = read_calibration(str(out))
+    assert c.sentence.features == FORWARD_FEATURES and c.fitted_on["sentence_model"] == "full"
 
 
 def test_sentence_features_give_the_score_back(cal, gold_pairs, tmp_path):

@@ -35,15 +35,34 @@ def extract(*args: str) -> int:
     return main(list(args))
 
 
+LOADED: list[str] = []
+"""The model paths the module's training loaded (the `trained` fixture counts them)."""
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
+    from align.extraction import loading, plan
+
     d = tmp_path_factory.mktemp("train")
     (d / "p.txt").write_text("".join(f"{s} ||| {t}\n" for s, t in PAIRS), encoding="utf-8")
-    code = train("--model", ENFR, "--reverse-model", FREN, "--input", str(d / "p.txt"), "--out", str(d / "enfr"),
-                 "--reverse-out", str(d / "fren"), "--batch-size", "4", "--epochs", "2", "--checkpoint-every", "2",
-                 "--progress", "off")  # fmt: skip
+
+    def counting(path, *a, **k):
+        LOADED.append(os.path.basename(path))
+        return real(path, *a, **k)
+
+    real = loading.load_aligner
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(loading, "load_aligner", counting)
+        mp.setattr(plan, "load_aligner", counting)
+        code = train("--model", ENFR, "--reverse-model", FREN, "--input", str(d / "p.txt"), "--out", str(d / "enfr"),
+                     "--reverse-out", str(d / "fren"), "--batch-size", "4", "--epochs", "2", "--checkpoint-every",
+                     "2", "--progress", "off")  # fmt: skip
     assert code == 0
     return d
+
+
+def test_each_model_is_loaded_once_for_the_checks_the_teacher_and_the_training(trained):
+    assert LOADED == ["enfr", "fren"]
 
 
 def test_a_layer_is_stored_beside_each_model_naming_model_corpus_and_teacher(trained):

@@ -107,6 +107,18 @@ def test_fit_round_trip_and_checks(tmp_path):
         back.check({"sha256": "abc"}, {**SETTING, "layer": 1})
 
 
+def test_sentence_features_compute_the_score_once_and_the_same():
+    # sentence_features gives sentence_score's value (bit for bit: the same features, taken from the dict it
+    # returns) and the features by name; every=False computes only the score's own; an empty side gives (0, {})
+    cal = _toy_fit()
+    p = cal.probabilities(np.array([[3.5, 0.2, 0.1], [0.1, 3.2, 0.3]]), np.zeros(2))
+    score, feats = cal.sentence_features(p, ["a", "b", "c"], ["x", "y"])
+    assert score == cal.sentence_score(p, ["a", "b", "c"], ["x", "y"])
+    assert set(cal.sentence.features) <= set(feats) and feats["log_length_ratio"] == round(np.log(2 / 3), 6)
+    assert cal.sentence_features(p, every=False) == (score, {})
+    assert cal.sentence_features(np.zeros((0, 3))) == (0.0, {})
+
+
 def test_too_few_links_says_how_many_are_needed():
     with pytest.raises(C.CalibrationError, match=r"3 sentences .* needs at least 10 sentences, 50 gold links"):
         C.fit_calibration([(np.ones((2, 2)), None)] * 3, [np.eye(2)] * 3, [], {}, {}, {})

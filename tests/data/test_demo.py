@@ -72,9 +72,35 @@ def test_demo_runs_and_gives_the_recorded_figures(tmp_path, capsys):
             assert rows[name]["aer"] == pytest.approx(want, abs=0.01) and rows[name]["sentences"] == 447, name
         assert f"combined ({BOTH}.gmean-intersect, the held-out protocol's choice for this set): AER 7.2" in table
         assert "eflomal trained on the same text: intersect 7.4" in table
+        assert "by half: odd-numbered sentences (224) AER 7.1; even-numbered (223) AER 7.3 (what training saw" in table
     assert (out / "alignments" / "manifest.json").exists()
     for name in [n for n in os.listdir(out / "alignments") if n.endswith(".align")]:
         assert len((out / "alignments" / name).read_text().splitlines()) == 447
+
+
+def test_by_half_scores_each_half_and_names_what_the_model_saw(tmp_path):
+    import json
+
+    from align.links.alignments import Alignments
+
+    sys.path.insert(0, os.path.join(ROOT, "data", "scripts"))
+    import demo
+
+    # 3 sentences: the odd-numbered (0-based 0 and 2) aligned right, the even-numbered (1) wrong:
+    # AER 0.0 and 100.0
+    gold = Alignments.from_lists([[(0, 0)], [(0, 0)], [(1, 1)]])
+    hyp = Alignments.from_lists([[(0, 0)], [(0, 1)], [(1, 1)]])
+    cfg = tmp_path / "model_config.json"
+    cfg.write_text(json.dumps({"training_text": {"test_halves": {"seen_once": 2}, "test_repeat": None}}))
+    line = demo.by_half(gold, hyp, str(tmp_path))
+    assert line == (
+        "by half: odd-numbered sentences (2, seen once in training) AER 0.0; "
+        "even-numbered (1, never seen in training) AER 100.0"
+    )
+    cfg.write_text(json.dumps({"training_text": {"test_repeat": 20}}))
+    assert demo.by_half(gold, hyp, str(tmp_path)) == (
+        "by half: odd-numbered sentences (2) AER 0.0; even-numbered (1) AER 100.0 (seen 20 times in training)"
+    )
 
 
 def test_example_figure_marks_sure_and_possible_gold(tmp_path):

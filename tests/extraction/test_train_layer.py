@@ -37,6 +37,17 @@ def test_target_rows_by_hand():
     assert rows.tolist() == [0]
 
 
+def test_examples_keep_the_teacher_rows_sparse_and_give_them_back():
+    # the distributions of test_target_rows_by_hand: 5 nonzeros of 12 cells, given back densely at any width
+    src = Encoded([5, 6, 7, 2], np.array([0, 0, 1, -1]))
+    tgt = Encoded([8, 9, 10, 2], np.array([0, 1, 1]))
+    rows, dist = target_rows(src, tgt, [(0, 0), (1, 0), (1, 1)], "awi")
+    e = Example.of(src.ids, tgt.ids, rows, dist)
+    assert len(e.vals) == 5 and e.at.tolist() == [0, 0, 0, 1, 2] and e.cols.tolist() == [0, 1, 2, 2, 2]
+    np.testing.assert_array_equal(e.dense(4), dist)
+    np.testing.assert_array_equal(e.dense(6)[:, 4:], np.zeros((3, 2)))
+
+
 def test_links_to_words_a_truncation_dropped_add_nothing():
     src = Encoded([5, 2], np.array([0, -1]), dropped=1)
     tgt = Encoded([8, 2], np.array([0]))
@@ -52,7 +63,7 @@ def test_the_schedule_is_fixed_by_its_seed():
 
 def test_batches_group_similar_lengths_and_skip_pairs_without_rows():
     ex = [
-        Example([1] * n, [1] * n, np.arange(1 if n != 3 else 0), np.zeros((1 if n != 3 else 0, n)))
+        Example.of([1] * n, [1] * n, np.arange(1 if n != 3 else 0), np.zeros((1 if n != 3 else 0, n)))
         for n in (5, 2, 3, 4)
     ]
     assert batches(ex, 2) == [[1, 3], [0]]
@@ -85,7 +96,7 @@ def tiny(tmp_path_factory):
         se, te = al.encode_pair(s.split(), t.split(), k)
         n = min(len(s.split()), len(t.split()))
         rows, dist = target_rows(se, te, [(i, i) for i in range(n)], "awi")
-        examples.append(Example(se.ids, te.ids, rows, dist))
+        examples.append(Example.of(se.ids, te.ids, rows, dist))
     return al, examples
 
 

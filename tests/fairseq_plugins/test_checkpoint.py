@@ -312,6 +312,27 @@ def test_export_writes_a_safely_loadable_model(tmp_path):
 
 
 @needs_enfr
+def test_export_records_what_the_training_text_held_of_the_gold(tmp_path):
+    # prepare.json of a test-halves run (data/scripts/prepare.py --test-halves): kept as training_text, and the
+    # model still loads (the loader reads only its own keys)
+    import json
+
+    import export_model
+
+    work = _export_workdir(tmp_path)
+    halves = {"seen_once": 219, "never_seen": 223}
+    prep = {"train_pairs": 10, "test_pairs": 447, "test_repeat": None, "test_halves": halves,
+            "test_file": "/somewhere/gold/enfr_hansards/enfr.src-tgt"}  # fmt: skip
+    (work / "prepare.json").write_text(json.dumps(prep))
+    out = tmp_path / "out"
+    assert export_model.main([enfr_pt(), str(work), str(out), "en", "fr"]) == 0
+    got = json.loads((out / "model_config.json").read_text())["training_text"]
+    assert got == {"train_pairs": 10, "test_file": "enfr.src-tgt", "test_pairs": 447, "test_repeat": None,
+                   "test_halves": halves}  # fmt: skip
+    assert "model" in ck.load_safe(out)
+
+
+@needs_enfr
 @pytest.mark.parametrize("copies", [False, True])
 def test_export_writes_tied_weights_once(tmp_path, copies):
     import export_model

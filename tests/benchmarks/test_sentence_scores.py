@@ -1,0 +1,50 @@
+"""benchmarks/sentence_scores.py's leave-one-kind-out on hand-made feature rows: which halves it fits on."""
+
+import os
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope="module")
+def ss():
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import sentence_scores
+
+    return sentence_scores
+
+
+def rows(ss, n, shift, seed):
+    """(n, k) rows of both variants: standard normal features, ``shift`` added, every pair 5 words a side."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for names in ss.ROWS:
+        x = rng.normal(size=(n, len(names))) + shift
+        for col in ("log_src_words", "log_tgt_words"):
+            x[:, names.index(col)] = np.log(5)
+        out.append(x)
+    return out
+
+
+def test_the_halves_protocol_fits_on_the_odd_half_only(ss):
+    # features[h][t]: rows of half t as the calibration fitted on half h computes them. Under --protocol halves only
+    # h = 0 (the odd-numbered sentences) is fitted on, measured on half 1: half 1's own fit (NaN rows here) is never
+    # read, and noise 3 standard deviations off is told apart from clean pairs
+    good = {
+        t: {"clean": rows(ss, 60, 0.0, t), "a": rows(ss, 60, 3.0, t + 2), "b": rows(ss, 60, 3.0, t + 4)} for t in (0, 1)
+    }
+    nan = {t: {k: [np.full_like(v, np.nan) for v in vs] for k, vs in good[t].items()} for t in (0, 1)}
+    auc = ss.leave_one_kind_out([good, nan], ["a", "b"], fits=(0,))
+    assert set(auc) == {"a", "b"}
+    for kind in ("a", "b"):
+        assert all(np.isfinite(v) for v in auc[kind].values())
+        assert auc[kind]["score"] > 0.95 and auc[kind]["score_full"] > 0.95
+    # both halves fitted on (x20): half 1's NaN rows are read and the figures change
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        pooled = ss.leave_one_kind_out([good, nan], ["a", "b"], fits=(0, 1))
+    assert pooled != auc
