@@ -25,6 +25,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -46,9 +47,20 @@ ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
 """Characters SentencePiece leaves no piece for: a word made of them cannot be aligned (align-train names its line)."""
 
 
-def sample_corpus(prefix: str, src: str, tgt: str, n: int, out: str, seed: int = 7) -> tuple[int, int]:
-    """``n`` pairs of ``PREFIX.SRC``/``PREFIX.TGT`` (a seeded sample, in corpus order) as ``src ||| tgt`` lines;
-    (pairs written, pairs of the sample left out: an empty side, a '|||', a zero-width character)."""
+def sample_corpus(
+    prefix: str,
+    src: str,
+    tgt: str,
+    n: int,
+    out: str,
+    seed: int = 7,
+    extra: Sequence[str] = (),
+    never: Sequence[str] = (),
+) -> tuple[int, int]:
+    """``n`` pairs of ``PREFIX.SRC``/``PREFIX.TGT`` (a seeded sample, in corpus order) as ``src ||| tgt`` lines, then
+    the ``extra`` lines (``src ||| tgt``, e.g. the gold pairs the models' training text held once); (pairs written,
+    pairs of the sample left out: an empty side, a '|||', a zero-width character, or equal to a ``never`` pair,
+    lowercased with whitespace normalized, as data/scripts/prepare.py --test-halves removes them)."""
     with open(f"{prefix}.{src}", encoding="utf-8") as f:
         a = f.read().split("\n")
     with open(f"{prefix}.{tgt}", encoding="utf-8") as f:
@@ -56,13 +68,24 @@ def sample_corpus(prefix: str, src: str, tgt: str, n: int, out: str, seed: int =
     m = min(len(a), len(b))
     idx = range(m) if not n or n >= m else sorted(random.Random(seed).sample(range(m), n))
 
+    def key(s: str, t: str) -> tuple[str, str]:
+        return " ".join(s.lower().split()), " ".join(t.lower().split())
+
+    banned = {key(*line.split(" ||| ", 1)) for line in never}
+
     def usable(i: int) -> bool:
         both = a[i] + b[i]
-        return bool(a[i].strip() and b[i].strip()) and "|||" not in both and not any(c in both for c in ZERO_WIDTH)
+        clean = bool(a[i].strip() and b[i].strip()) and "|||" not in both and not any(c in both for c in ZERO_WIDTH)
+        return clean and key(a[i], b[i]) not in banned
 
+    # the population keeps the files' final empty "line" (after their last newline), so that a seed samples what
+    # it always did; that one is no pair, and not counted as left out
+    last = m - 1 if not a[m - 1] and not b[m - 1] else m
     lines = [f"{a[i]} ||| {b[i]}\n" for i in idx if usable(i)]
+    kept = len(lines)
+    lines += [line.rstrip("\n") + "\n" for line in extra]
     write_text_atomic(out, "".join(lines))
-    return len(lines), len(idx) - len(lines)
+    return len(lines), sum(1 for i in idx if i < last) - kept
 
 
 def layer_at(final: str, weights: str | None, dest: str) -> str:
@@ -147,6 +170,13 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--protocol", required=True, help="what the models' training text held of the gold: x20, once, never"
     )
+    ap.add_argument(
+        "--gold-once",
+        choices=("none", "odd"),
+        default="none",
+        help="odd: add the gold set's odd-numbered pairs to the sample once, as the test-halves models' training text "
+        "held them (never their links; the even-numbered never)",
+    )
     ap.add_argument("--work", help="default work/alignment_layer/MODEL")
     ap.add_argument("--out", help="default benchmarks/results/alignment_layer_SET_MODEL")
     ap.add_argument(
@@ -164,13 +194,25 @@ def main(argv=None) -> int:
     src, tgt = args.langs.split("-")
     t0 = time.time()
     corpus = os.path.join(work, "corpus.txt")
-    n, left_out = sample_corpus(args.corpus, src, tgt, args.pairs, corpus)
+    extra: list[str] = []
+    never: list[str] = []
+    if args.gold_once == "odd":  # 0-based lines 0, 2, ...: the sentences the half models saw once
+        seen = testsets.load(args.test_set, args.langs)
+        gold = [f"{' '.join(s)} ||| {' '.join(t)}" for s, t in zip(seen.src, seen.tgt)]
+        extra, never = gold[0::2], gold[1::2]  # the even-numbered never: a corpus pair equal to one is left out
+    n, left_out = sample_corpus(args.corpus, src, tgt, args.pairs, corpus, extra=extra, never=never)
     fwd, rev = os.path.join(work, "fwd"), os.path.join(work, "rev")
     cmd = ["--model", args.model, "--reverse-model", args.reverse_model, "--input", corpus, "--out", fwd,
            "--reverse-out", rev, "--epochs", str(args.epochs), "--lr", str(args.lr), "--checkpoint-every",
            str(args.every), "--truncate", "--progress", "on", "--combine", args.teacher_combine] + (["--layer", str(args.layer)] if args.layer is not None else [])  # fmt: skip
     timing = os.path.join(work, "train_seconds.txt")
-    if not os.path.isfile(os.path.join(fwd, CONFIG)):
+    if os.path.isfile(os.path.join(fwd, CONFIG)):  # trained by an earlier run: on this very sample?
+        with open(os.path.join(fwd, CONFIG), encoding="utf-8") as f:
+            had = json.load(f)["corpus"]["sha256"]
+        if had != file_digest(corpus):
+            raise SystemExit(f"{work}: its layers were trained on another sample (other --pairs, --gold-once or "
+                             "corpus); give another --work")  # fmt: skip
+    else:
         if train(cmd) != 0:
             return 1
         write_text_atomic(timing, f"{round(time.time() - t0)}\n")
@@ -195,7 +237,7 @@ def main(argv=None) -> int:
     gold = ts.gold
     folds = folds_of(len(gold), 2)
     result: dict = {"model": args.model, "reverse_model": args.reverse_model, "test_set": args.test_set,
-                    "protocol": args.protocol, "pairs": n, "left_out": left_out, "layer": layer, "steps": steps,
+                    "protocol": args.protocol, "gold_once": args.gold_once, "pairs": n, "left_out": left_out, "layer": layer, "steps": steps,
                     "train_seconds": train_s, "training": cfg["training"], "curve": []}  # fmt: skip
     names = file_names(layer)
     with tempfile.TemporaryDirectory() as tmp:
@@ -288,7 +330,13 @@ def table(r: dict, names: list[str], tnames: list[str]) -> str:
     lines = [
         f"# The alignment layer on {r['test_set']} ({r['model']} with {r['reverse_model']})",
         "",
-        f"Protocol of the models' training text: **{r['protocol']}**. The layer reads decoder layer {r['layer']}, trained "
+        f"Protocol of the models' training text: **{r['protocol']}**"
+        + (
+            "; the gold set's odd-numbered pairs added to the layer's corpus once"
+            if r.get("gold_once") == "odd"
+            else ""
+        )
+        + f". The layer reads decoder layer {r['layer']}, trained "
         f"{r['steps']} steps on {r['pairs']} corpus pairs (no gold; {r.get('left_out', 0)} pairs of the sample left out: "
         f"an empty side or a zero-width character) in {r['train_seconds']} s; its teacher: "
         f"`{r['teacher']['blend']}` in each direction, combined by `{r['teacher']['combine']}`.",

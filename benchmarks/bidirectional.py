@@ -404,6 +404,15 @@ def main(argv=None) -> int:
     pairs, gold = load_gold(args.test_set, args.limit, args.testsets_dir)
     n = len(pairs)
     methods, shifts = args.methods.split(","), args.shifts.split(",")
+    if args.protocol == "halves":  # figures labelled "never seen" must come from models that never saw them
+        from fairseq_plugins.checkpoint import read_training_text
+
+        for path in (args.forward, args.reverse):
+            if not read_training_text(path).get("test_halves"):
+                raise SystemExit(
+                    f"{path}: --protocol halves needs a model of the test-halves protocol (its model_config.json's "
+                    "training_text, or its run's prepare.json, says test_halves); this one does not"
+                )
     fwd_model, rev_model = load_model(args.forward, args.forward_vocab), load_model(args.reverse, args.reverse_vocab)
     singles = fwd_model.output_names(fwd_model.spec(methods, None, shifts))
     blends = auto_blends(singles) if args.blends == "auto" else [] if args.blends == "none" else args.blends.split(",")

@@ -102,6 +102,7 @@ def run_set(
     cache: str | None = None,
     models_dir: str = os.path.join(ROOT, "data", "models"),
     protocol: str = "x20",
+    suffix: str = "",
 ) -> dict:
     """Every measurement of one gold set; ``cache``: a pickle of the models' passes (made when missing, made again
     when it holds other models' passes)."""
@@ -115,6 +116,14 @@ def run_set(
     gold = ts.gold
     if limit:
         pairs, gold = pairs[:limit], gold.select(list(range(limit)))
+    fwd_name, rev_name = fwd_name + suffix, rev_name + suffix
+    if protocol == "halves":  # "pairs the models never saw" only of models that never saw them
+        from fairseq_plugins.checkpoint import read_training_text
+
+        for m in (fwd_name, rev_name):
+            if not read_training_text(os.path.join(models_dir, m)).get("test_halves"):
+                raise SystemExit(f"{os.path.join(models_dir, m)}: --protocol halves needs a model of the test-halves "
+                                 "protocol (its model_config.json's training_text says test_halves); this one does not")  # fmt: skip
     fwd = NormAligner.from_checkpoint(os.path.join(models_dir, fwd_name))
     rev = NormAligner.from_checkpoint(os.path.join(models_dir, rev_name))
     identity = {k: v for k, v in fwd.identity().items() if k != "path"}
@@ -390,6 +399,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", help="keep the models' passes in CACHE.SET.LIMIT.pkl and reuse them")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "sentence_scores"))
     ap.add_argument("--models-dir", default=os.path.join(ROOT, "data", "models"), help="where the four models are")
+    ap.add_argument("--model-suffix", default="", help="the models' folder names end with it (e.g. _half: enfr_half)")
     ap.add_argument(
         "--protocol",
         choices=sorted(PROTOCOLS),
@@ -405,8 +415,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     BALANCE["on"] = not args.plain_weights
     t0 = time.time()
-    results = [run_set(s, args.limit, cache=args.cache, models_dir=args.models_dir, protocol=args.protocol)
-               for s in args.sets.split(",")]  # fmt: skip
+    results = [run_set(s, args.limit, cache=args.cache, models_dir=args.models_dir, protocol=args.protocol,
+                       suffix=args.model_suffix) for s in args.sets.split(",")]  # fmt: skip
     meta = {"command": "python benchmarks/sentence_scores.py " + shlex.join(argv or sys.argv[1:]),
             "seconds": round(time.time() - t0), "protocol": args.protocol}  # fmt: skip
     write_text_atomic(args.out + ".json", json.dumps({"meta": meta, "results": results}, indent=1) + "\n")

@@ -534,6 +534,27 @@ def read_preprocessing(path: str | os.PathLike) -> dict:
     return pre
 
 
+def read_training_text(path: str | os.PathLike) -> dict:
+    """What a model's training text held of the gold test sentences (``test_repeat`` N, or ``test_halves``): the
+    ``training_text`` of a shipped model's ``model_config.json`` (data/scripts/export_model.py writes it), or for a
+    training checkpoint ``work/NAME/checkpoints/*.pt`` its run's ``work/NAME/prepare.json``; ``{}`` when neither
+    says (the models shipped up to 0.2.0 predate the record: x20)."""
+    p = os.fspath(path)
+    candidates = [os.path.join(p, "model_config.json")] if os.path.isdir(p) else []
+    if p.endswith(".pt"):
+        candidates += [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(p))), "prepare.json")]
+    for config in candidates:
+        if os.path.isfile(config):
+            try:
+                with open(config, encoding="utf-8") as f:
+                    d = json.load(f)
+            except (OSError, ValueError) as e:
+                raise CheckpointError(f"{config}: not readable JSON ({e})") from None
+            got = (d.get("training_text") or {}) if config.endswith("model_config.json") else d
+            return {k: got[k] for k in ("test_repeat", "test_halves") if isinstance(got, dict) and got.get(k)}
+    return {}
+
+
 def model_files(path: str | os.PathLike) -> list[str]:
     """The files a fairseq model's output depends on: its weights, their config, and the dictionaries
     and SentencePiece model beside them."""

@@ -105,8 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=sorted(SENTENCE_MODELS),
         default="compact",
         help="the sentence score's features: compact (default: the dual conditional cross-entropy, the length "
-        "ratio, the links' coverage and the models' surprise at the end, which find more real noise) or full (every "
-        "feature; ahead on synthetic noise only); docs/guides/confidence.md",
+        "ratio, the links' coverage and the models' surprise at the end; with --reverse-model it finds more real "
+        "noise) or full (every feature; ahead on synthetic noise only); docs/guides/confidence.md",
     )
     ap.add_argument(
         "--third-language",

@@ -283,6 +283,12 @@ def calibration_from_dict(d: Any, where: str) -> Calibration:
     fitted_on = check_fields(
         d["fitted_on"], where, "fitted_on", FITTED_ON, ("sentences", "cells", "gold_links", "negatives")
     )
+    named = fitted_on.get("sentence_model")
+    if named is not None and tuple(sentence.features) not in SENTENCE_MODELS[named]:
+        raise fail(
+            where, "fitted_on.sentence_model", named,
+            f"the model whose features sentence.features lists ({', '.join(sentence.features[:3])}, ...)",
+        )  # fmt: skip
     measured = check_fields(d["measured"], where, "measured", MEASURED, ())
     cal = Calibration(model, dict(setting), cells, sentence, dict(fitted_on), dict(measured))
     check_behaviour(cal, where)

@@ -216,7 +216,10 @@ def both_directions(args, pairs, gold) -> dict | None:
     ]
     # eflomal's links of the same test set in the same direction, where benchmarks/eflomal_baseline.py wrote them
     pair = {"hansards": "enfr", "rwth": "deen"}.get(args.test_set)
-    efl = os.path.join(ROOT, "benchmarks", "results", f"eflomal_{pair}_x20") if pair == args.src + args.tgt else ""
+    # eflomal saw the test sentences as often as the model did: 20 times for the x20 models, once for the half models
+    # (eflomal must see a sentence to align it)
+    times = 1 if training_text(args.model_dir).get("test_halves") else 20
+    efl = os.path.join(ROOT, "benchmarks", "results", f"eflomal_{pair}_x{times}") if pair == args.src + args.tgt else ""
     efl_text = ""
     if all(os.path.exists(os.path.join(efl, f"{x}.align")) for x in ("intersect", "grow-diag-final-and")):
         # eflomal's links on these sentences (benchmarks/eflomal_baseline.py), scored here
@@ -265,12 +268,10 @@ def by_half(gold, links, model_dir: str) -> str:
 
 
 def training_text(model_dir: str) -> dict:
-    """The ``training_text`` record of a shipped model's model_config.json ({} when absent)."""
-    path = os.path.join(model_dir, "model_config.json")
-    if not os.path.isfile(path):
-        return {}
-    with open(path, encoding="utf-8") as f:
-        return json.load(f).get("training_text") or {}
+    """What the model's training text held of the gold sentences (fairseq_plugins.checkpoint.read_training_text)."""
+    from fairseq_plugins.checkpoint import read_training_text
+
+    return read_training_text(model_dir)
 
 
 def write_view(

@@ -2,7 +2,6 @@
 
 import os
 import sys
-import warnings
 
 import numpy as np
 import pytest
@@ -32,19 +31,16 @@ def rows(ss, n, shift, seed):
 
 def test_the_halves_protocol_fits_on_the_odd_half_only(ss):
     # features[h][t]: rows of half t as the calibration fitted on half h computes them. Under --protocol halves only
-    # h = 0 (the odd-numbered sentences) is fitted on, measured on half 1: half 1's own fit (NaN rows here) is never
-    # read, and noise 3 standard deviations off is told apart from clean pairs
+    # h = 0 (the odd-numbered sentences) is fitted on and measured on half 1: noise 3 standard deviations off is told
+    # apart from clean pairs. Half 1's own fit (its rows with clean and noisy swapped) is never read: pooled with it
+    # (x20's fits=(0, 1)), the figures fall
     good = {
         t: {"clean": rows(ss, 60, 0.0, t), "a": rows(ss, 60, 3.0, t + 2), "b": rows(ss, 60, 3.0, t + 4)} for t in (0, 1)
     }
-    nan = {t: {k: [np.full_like(v, np.nan) for v in vs] for k, vs in good[t].items()} for t in (0, 1)}
-    auc = ss.leave_one_kind_out([good, nan], ["a", "b"], fits=(0,))
+    swapped = {0: good[0], 1: {"clean": good[1]["a"], "a": good[1]["clean"], "b": good[1]["clean"]}}
+    auc = ss.leave_one_kind_out([good, swapped], ["a", "b"], fits=(0,))
     assert set(auc) == {"a", "b"}
     for kind in ("a", "b"):
-        assert all(np.isfinite(v) for v in auc[kind].values())
         assert auc[kind]["score"] > 0.95 and auc[kind]["score_full"] > 0.95
-    # both halves fitted on (x20): half 1's NaN rows are read and the figures change
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        pooled = ss.leave_one_kind_out([good, nan], ["a", "b"], fits=(0, 1))
-    assert pooled != auc
+    pooled = ss.leave_one_kind_out([good, swapped], ["a", "b"], fits=(0, 1))
+    assert all(pooled[kind]["score"] < 0.9 for kind in ("a", "b"))

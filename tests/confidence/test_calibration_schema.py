@@ -125,6 +125,9 @@ CASES = [
     ((("fitted_on", "fold"), "third"), 'fitted_on.fold: found "third"; expected one of all, odd, even'),
     ((("fitted_on", "seed"), 1.5), "fitted_on.seed: found 1.5; expected an integer"),
     ((("fitted_on", "gold"), ["a"]), 'fitted_on.gold: found ["a"]; expected a string'),
+    ((("fitted_on", "sentence_model"), "big"), 'fitted_on.sentence_model: found "big"; expected one of compact, full'),
+    # the toy file's sentence model has the link features only: neither compact's nor full's list
+    ((("fitted_on", "sentence_model"), "full"), 'fitted_on.sentence_model: found "full"; expected the model whose'),
     ((("measured", "ece_fitted"), 2.0), "measured.ece_fitted: found 2.0; expected a finite number in [0, 1]"),
     ((("measured", "held_out_sentences"), False), "measured.held_out_sentences: found false; expected an integer"),
     ((("measured",), []), "measured: found []; expected an object"),

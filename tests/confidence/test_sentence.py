@@ -61,6 +61,21 @@ def test_feature_lists_are_registered_and_say_what_they_need():
     assert x.shape == (len(S.BOTH_FEATURES),) and x[S.BOTH_FEATURES.index("copied")] == 0.5
 
 
+def test_every_feature_list_is_computed_the_same_one_by_one_or_all_at_once():
+    # Calibration.sentence_features takes the score's features from available_features' dict; sentence_score from
+    # feature_vector: the two must agree bit for bit, for every list a calibration may have, on random pairs
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        t, s = rng.integers(1, 7, size=2)
+        words = (["w"] * int(s), ["x"] * int(t))
+        e = S.PairEvidence(rng.random((t, s)), *words, np.log(rng.random(t + 2)), np.log(rng.random(s + 2)))
+        got = S.available_features(e)
+        for names in S.SENTENCE_CHOICES:
+            np.testing.assert_array_equal(S.feature_vector(e, names), np.array([got[n] for n in names]))
+    assert S.sentence_choices(False) == (S.LINK_FEATURES, S.FORWARD_FEATURES, S.COMPACT_FORWARD_FEATURES)
+    assert set(S.sentence_choices(True)) == set(S.SENTENCE_CHOICES)
+
+
 def test_unknown_feature_and_missing_evidence_are_errors():
     with pytest.raises(ValueError, match="unknown sentence feature 'nope'; valid: tgt_coverage, "):
         S.needs_of(["nope"])

@@ -311,6 +311,20 @@ def test_export_writes_a_safely_loadable_model(tmp_path):
     ]
 
 
+def test_read_training_text_from_a_folder_a_checkpoint_or_nothing(tmp_path):
+    import json
+
+    halves = {"seen_once": 219, "never_seen": 223}
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "model_config.json").write_text(json.dumps({"training_text": {"test_halves": halves,
+                                                                                      "test_repeat": None}}))  # fmt: skip
+    assert ck.read_training_text(tmp_path / "model") == {"test_halves": halves}
+    (tmp_path / "run" / "checkpoints").mkdir(parents=True)
+    (tmp_path / "run" / "prepare.json").write_text(json.dumps({"test_repeat": 20, "test_halves": None}))
+    assert ck.read_training_text(tmp_path / "run" / "checkpoints" / "checkpoint_best.pt") == {"test_repeat": 20}
+    assert ck.read_training_text(ENFR) == {}  # shipped before the record
+
+
 @needs_enfr
 def test_export_records_what_the_training_text_held_of_the_gold(tmp_path):
     # prepare.json of a test-halves run (data/scripts/prepare.py --test-halves): kept as training_text, and the
