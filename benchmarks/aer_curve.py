@@ -53,14 +53,12 @@ def checkpoint_info(path: str) -> dict:
 
 def model_dir_for(checkpoint: str, vocab: str, src: str, tgt: str, into: str) -> str:
     """A model folder (model.pt, spm.model, dictionaries) made of links to ``checkpoint`` and ``vocab``'s files."""
-    found = {}
-    for name in ("spm.model", f"dict.{src}.txt", f"dict.{tgt}.txt"):
-        for base in (vocab, os.path.join(vocab, "bin")):
-            if os.path.exists(os.path.join(base, name)):
-                found[name] = os.path.abspath(os.path.join(base, name))
-                break
-        else:
-            raise ValueError(f"--vocab {vocab}: no {name} in it or in its bin/")
+    from fairseq_plugins.checkpoint import CheckpointError, training_vocab
+
+    try:
+        found = training_vocab(vocab, ("spm.model", f"dict.{src}.txt", f"dict.{tgt}.txt"))
+    except CheckpointError as e:
+        raise ValueError(f"--vocab {e}") from None
     found["model.pt"] = os.path.abspath(checkpoint)
     for name, target in found.items():
         os.symlink(target, os.path.join(into, name))

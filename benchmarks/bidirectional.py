@@ -50,6 +50,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from align.gold import testsets  # noqa: E402
 from align.gold.testsets import shared_data_dir  # noqa: E402
 from align.io.atomic import write_text_atomic  # noqa: E402
 from align.io.formats import read_alignments  # noqa: E402
@@ -120,13 +121,19 @@ HALF_NAMES = ("seen once (odd-numbered)", "never seen (even-numbered)")
 EFLOMAL_SYSTEMS = ("forward", "reverse", "intersect", "grow-diag-final-and")
 
 
-def load_model(path: str, vocab: str | None):
-    """A fairseq model folder or checkpoint (``vocab``: the folder with its dictionaries and spm.model)."""
+def load_model(path: str, vocab: str | None, langs: tuple[str, str]):
+    """A fairseq model folder or checkpoint (``vocab``: its training folder, with spm.model and the ``langs``'
+    dictionaries in it or in its bin/ as data/scripts/make_models.sh leaves them)."""
+    from fairseq_plugins.checkpoint import CheckpointError, training_vocab
     from fairseq_plugins.hub import NormAligner
 
     if vocab:
-        spm = os.path.join(vocab, "spm.model")
-        return NormAligner.from_checkpoint(path, data_dir=vocab, spm_model=spm if os.path.exists(spm) else None)
+        try:
+            files = training_vocab(vocab, ("spm.model", *(f"dict.{lang}.txt" for lang in langs)))
+        except CheckpointError as e:
+            raise SystemExit(str(e)) from None
+        data_dir = os.path.dirname(files[f"dict.{langs[0]}.txt"])
+        return NormAligner.from_checkpoint(path, data_dir=data_dir, spm_model=files["spm.model"])
     return NormAligner.from_checkpoint(path)
 
 
@@ -376,8 +383,12 @@ def main(argv=None) -> int:
     ap.add_argument("--testsets-dir")
     ap.add_argument("--forward", default="data/models/deen")
     ap.add_argument("--reverse", default="data/models/ende")
-    ap.add_argument("--forward-vocab", help="folder of the forward checkpoint's dictionaries and spm.model")
-    ap.add_argument("--reverse-vocab", help="folder of the reverse checkpoint's dictionaries and spm.model")
+    ap.add_argument(
+        "--forward-vocab", help="the forward checkpoint's training folder: spm.model, dict.*.txt (or in bin/)"
+    )
+    ap.add_argument(
+        "--reverse-vocab", help="the reverse checkpoint's training folder: spm.model, dict.*.txt (or in bin/)"
+    )
     ap.add_argument("--methods", default="attn,norm,alti,alti-rollout")
     ap.add_argument("--shifts", default="awo,awi")
     ap.add_argument(
@@ -401,19 +412,20 @@ def main(argv=None) -> int:
     args.shared = shared_data_dir(args.shared)
     name = args.name or f"bidirectional_{args.test_set}"
     t0 = time.time()
+    if args.protocol == "halves":  # figures labelled "never seen" must come from models that never saw them
+        from fairseq_plugins.checkpoint import CheckpointError, require_test_halves
+
+        try:
+            for path in (args.forward, args.reverse):
+                require_test_halves(path)
+        except CheckpointError as e:
+            raise SystemExit(str(e)) from None
     pairs, gold = load_gold(args.test_set, args.limit, args.testsets_dir)
     n = len(pairs)
     methods, shifts = args.methods.split(","), args.shifts.split(",")
-    if args.protocol == "halves":  # figures labelled "never seen" must come from models that never saw them
-        from fairseq_plugins.checkpoint import read_training_text
-
-        for path in (args.forward, args.reverse):
-            if not read_training_text(path).get("test_halves"):
-                raise SystemExit(
-                    f"{path}: --protocol halves needs a model of the test-halves protocol (its model_config.json's "
-                    "training_text, or its run's prepare.json, says test_halves); this one does not"
-                )
-    fwd_model, rev_model = load_model(args.forward, args.forward_vocab), load_model(args.reverse, args.reverse_vocab)
+    langs = testsets.get(args.test_set).langs  # the forward model's (source, target)
+    fwd_model = load_model(args.forward, args.forward_vocab, langs)
+    rev_model = load_model(args.reverse, args.reverse_vocab, langs[::-1])
     singles = fwd_model.output_names(fwd_model.spec(methods, None, shifts))
     blends = auto_blends(singles) if args.blends == "auto" else [] if args.blends == "none" else args.blends.split(",")
     fwd = word_matrices(fwd_model, pairs, methods, shifts, blends)
@@ -438,14 +450,18 @@ def main(argv=None) -> int:
     baselines: dict[str, SentenceCounts] = {}
     efl_run = EFLOMAL[args.test_set].format(1 if args.protocol == "halves" else 20)
     efl_dir = os.path.join(ROOT, "benchmarks", "results", efl_run)
+
+    def first_n(links):  # with --limit, the baseline's links of the same first n sentences
+        return links.select(list(range(n))) if args.limit and len(links) >= n else links
+
     for s in EFLOMAL_SYSTEMS:
         p = os.path.join(efl_dir, f"{s}.align")
-        if os.path.exists(p) and not args.limit:
-            baselines[f"eflomal {s}"] = count_matches(gold, read_alignments(p, "pharaoh"))
+        if os.path.exists(p):
+            baselines[f"eflomal {s}"] = count_matches(gold, first_n(read_alignments(p, "pharaoh")))
     for label, rel in OUTPUTS[args.test_set]:
         p = os.path.join(args.shared, "system_outputs", rel)
-        if os.path.exists(p) and not args.limit:
-            baselines[label] = count_matches(gold, read_alignments(p, "pharaoh", 0))  # 0-based, source first
+        if os.path.exists(p):  # 0-based, source first
+            baselines[label] = count_matches(gold, first_n(read_alignments(p, "pharaoh", 0)))
     tests = paired_tests(res, baselines, args.bootstrap)
     meta = {
         "protocol": args.protocol,

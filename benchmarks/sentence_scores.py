@@ -118,12 +118,13 @@ def run_set(
         pairs, gold = pairs[:limit], gold.select(list(range(limit)))
     fwd_name, rev_name = fwd_name + suffix, rev_name + suffix
     if protocol == "halves":  # "pairs the models never saw" only of models that never saw them
-        from fairseq_plugins.checkpoint import read_training_text
+        from fairseq_plugins.checkpoint import CheckpointError, require_test_halves
 
-        for m in (fwd_name, rev_name):
-            if not read_training_text(os.path.join(models_dir, m)).get("test_halves"):
-                raise SystemExit(f"{os.path.join(models_dir, m)}: --protocol halves needs a model of the test-halves "
-                                 "protocol (its model_config.json's training_text says test_halves); this one does not")  # fmt: skip
+        try:
+            for m in (fwd_name, rev_name):
+                require_test_halves(os.path.join(models_dir, m))
+        except CheckpointError as e:
+            raise SystemExit(str(e)) from None
     fwd = NormAligner.from_checkpoint(os.path.join(models_dir, fwd_name))
     rev = NormAligner.from_checkpoint(os.path.join(models_dir, rev_name))
     identity = {k: v for k, v in fwd.identity().items() if k != "path"}
@@ -179,7 +180,7 @@ def _evaluate(name, ts, gold, n_layers: int, identity, halves, sets, runs, dropp
     results: dict = {"set": name, "label": SETS[name][2], "signature": ts.signature(), "sentences": len(gold)}
     features: list[dict] = [{}, {}]  # per half: kind -> (variant -> (n, k) features)
     layers = []
-    for h in range(2):
+    for h in fits:  # a half not fitted on (halves: the never-seen) is only measured
         fit_idx = halves[h]
         clean_f = runs[h]["clean"][0]
         gfit = gold.select(fit_idx)

@@ -555,6 +555,31 @@ def read_training_text(path: str | os.PathLike) -> dict:
     return {}
 
 
+def require_test_halves(path: str | os.PathLike) -> None:
+    """Raise :class:`CheckpointError` unless the model at ``path`` (a folder or a training checkpoint) is of the
+    test-halves protocol (:func:`read_training_text` says ``test_halves``): figures labelled "never seen" must come
+    from models that never saw those sentences."""
+    if not read_training_text(path).get("test_halves"):
+        raise CheckpointError(
+            f"{os.fspath(path)}: --protocol halves needs a model of the test-halves protocol (its model_config.json's "
+            "training_text, or its run's prepare.json, says test_halves); this one does not"
+        )
+
+
+def training_vocab(folder: str | os.PathLike, names: tuple[str, ...]) -> dict[str, str]:
+    """The absolute path of each of ``names`` (``spm.model``, ``dict.L.txt``) in a training run's ``folder`` or in its
+    ``bin/`` (data/scripts/make_models.sh keeps the dictionaries there, spm.model above them). A name in neither
+    raises :class:`CheckpointError` naming it."""
+    base = os.fspath(folder)
+    out = {}
+    for name in names:
+        hit = next((os.path.join(d, name) for d in (base, os.path.join(base, "bin")) if os.path.isfile(os.path.join(d, name))), None)  # fmt: skip
+        if hit is None:
+            raise CheckpointError(f"{base}: no {name} in it or in its bin/")
+        out[name] = os.path.abspath(hit)
+    return out
+
+
 def model_files(path: str | os.PathLike) -> list[str]:
     """The files a fairseq model's output depends on: its weights, their config, and the dictionaries
     and SentencePiece model beside them."""

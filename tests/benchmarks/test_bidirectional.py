@@ -59,3 +59,20 @@ def test_the_halves_report_names_the_protocol_and_both_halves(bi):
     md = bi.markdown({"meta": meta, "held_out": {"soft": fam}, "held_out_8bit": {}, "tests": [], "published": []})
     assert "seen once (odd-numbered): AER" in md and "eflomal_enfr_x1" in md
     assert "| soft | 0.0 (" in md and "| 75.0 (" in md and "| 37.5 | 3 | `a` / `b` |" in md
+
+
+def test_a_checkpoint_vocabulary_missing_a_dictionary_is_named(bi, tmp_path):
+    # --forward-vocab work/NAME: spm.model there, the dictionaries in bin/ (make_models.sh); de is not there
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "spm.model").write_text("")
+    (tmp_path / "bin" / "dict.en.txt").write_text("")
+    with pytest.raises(SystemExit, match=r"no dict\.de\.txt in it or in its bin/"):
+        bi.load_model(str(tmp_path / "checkpoints" / "checkpoint_last.pt"), str(tmp_path), ("de", "en"))
+
+
+def test_the_halves_protocol_refuses_models_that_saw_the_test_sentences(bi):
+    # the shipped models predate the training_text record: x20; refused before any model is loaded
+    with pytest.raises(SystemExit, match="needs a model of the test-halves protocol"):
+        bi.main(
+            ["-t", "hansards", "--protocol", "halves", "--forward", "data/models/enfr", "--reverse", "data/models/fren"]
+        )

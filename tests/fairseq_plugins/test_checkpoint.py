@@ -539,3 +539,36 @@ def test_save_safe_folder_loads_on_its_own_with_its_preprocessing(tmp_path):
     pairs = tmp_path / "p.txt"
     pairs.write_text("The House . ||| La Maison .\n", encoding="utf-8")
     assert main(["--model", str(tmp_path / "safe"), "--input", str(pairs), "--layers", "0"]) == 0
+
+
+def test_training_vocab_looks_in_the_folder_then_its_bin(tmp_path):
+    # make_models.sh's layout: spm.model in the run's folder, the dictionaries in its bin/
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "spm.model").write_text("")
+    (tmp_path / "bin" / "dict.en.txt").write_text("")
+    (tmp_path / "dict.en.txt").write_text("")  # the folder's own file wins over bin/'s
+    (tmp_path / "bin" / "dict.fr.txt").write_text("")
+    got = ck.training_vocab(tmp_path, ("spm.model", "dict.en.txt", "dict.fr.txt"))
+    assert got == {
+        "spm.model": str(tmp_path / "spm.model"),
+        "dict.en.txt": str(tmp_path / "dict.en.txt"),
+        "dict.fr.txt": str(tmp_path / "bin" / "dict.fr.txt"),
+    }
+    with pytest.raises(ck.CheckpointError, match=r"no dict\.de\.txt in it or in its bin/"):
+        ck.training_vocab(tmp_path, ("dict.de.txt",))
+
+
+def test_require_test_halves_refuses_a_model_that_saw_every_test_sentence(tmp_path):
+    import json
+
+    (tmp_path / "x20").mkdir()
+    (tmp_path / "x20" / "model_config.json").write_text(json.dumps({"training_text": {"test_repeat": 20}}))
+    with pytest.raises(ck.CheckpointError, match=r"x20: --protocol halves needs a model of the test-halves protocol"):
+        ck.require_test_halves(tmp_path / "x20")
+    with pytest.raises(ck.CheckpointError, match="says test_halves"):
+        ck.require_test_halves(ENFR)  # shipped before the record: x20
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "model_config.json").write_text(
+        json.dumps({"training_text": {"test_halves": {"seen_once": 1}}})
+    )
+    ck.require_test_halves(tmp_path / "half")  # of the protocol: no error
