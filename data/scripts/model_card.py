@@ -8,7 +8,9 @@ Usage: python data/scripts/model_card.py MODEL_DIR --work WORKDIR --log TRAIN_LO
            [--curve AER_CURVE_MD] [--title TITLE] [--note TEXT]
 
 Training that ran in several sessions (each resuming from the last checkpoint) gives one ``--log`` and
-one ``--command`` per run, in order.
+one ``--command`` per run, in order, or one log that holds them all (``train_background.sh ... >> LOG``: each
+fairseq-train start in it is a run; the runs before the last one from scratch trained another model and are left
+out).
 """
 
 from __future__ import annotations
@@ -30,31 +32,60 @@ _STAMP = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \|")
 _VALID = re.compile(r"valid on 'valid' subset \| .*?\| nll_loss ([\d.]+) \| ppl ([\d.]+) .*?\| num_updates (\d+)")
 
 
-def log_facts(path: str) -> dict:
-    """First and last logged update, wall seconds, last validation perplexity (with its update), updates/s."""
-    facts: dict = {}
-    ups = []
-    start = None
+_START = re.compile(
+    r"fairseq\.trainer \| (?:No existing checkpoint found|Loaded checkpoint .*?\(epoch \d+ @ (\d+) updates\))"
+)
+_THREADS = re.compile(r"threads: (\d+)$")
+_SAVED = re.compile(r"Saved checkpoint .*?\(epoch \d+ @ (\d+) updates")
+
+
+def log_runs(path: str) -> list[dict]:
+    """The fairseq-train runs of one log, in order (a log that ``>>`` appended every resumed run to): per run its
+    first update (0 from scratch, else the update count it loaded), the last update it logged and saved, its wall
+    seconds (first to last time stamp of the run, so the hours between two runs do not count; a pause within a run
+    does), the mean of its ``ups=``, its last validation perplexity, and its threads where train_background.sh
+    logged them (else None)."""
+    runs: list[dict] = []
+    cur: dict | None = None
+    threads = None  # train_background.sh's "threads: N" line, before the run it starts
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
+            if m := _THREADS.match(line):
+                threads = int(m[1])
+                continue
             t = _STAMP.match(line)
-            if t and start is None:
-                start = datetime.strptime(t[1], "%Y-%m-%d %H:%M:%S")
-            m = _INNER.search(line)
-            if m:
-                # from the time stamps: fairseq's own wall meter restarts at 0 in a resumed run
-                facts["updates_logged"] = int(m[1])
-                facts["wall_s"] = (datetime.strptime(t[1], "%Y-%m-%d %H:%M:%S") - start).total_seconds()
-                facts.setdefault("first_logged", int(m[1]))
-                u = re.search(r"ups=([\d.]+)", line)
-                if u:
-                    ups.append(float(u[1]))
-            m = _VALID.search(line)
-            if m:
-                facts["valid_ppl"], facts["valid_update"] = float(m[2]), int(m[3])
-    if ups:
-        facts["ups"] = sum(ups) / len(ups)
-    return facts
+            stamp = datetime.strptime(t[1], "%Y-%m-%d %H:%M:%S") if t else None
+            m = _START.search(line)
+            if m and stamp:
+                cur = {"start_update": int(m[1] or 0), "t0": stamp, "t1": stamp, "ups_list": [], "threads": threads}
+                runs.append(cur)
+                threads = None
+                continue
+            if cur is None:
+                continue
+            if stamp:
+                cur["t1"] = stamp
+            if m := _INNER.search(line):
+                cur["updates_logged"] = int(m[1])
+                if u := re.search(r"ups=([\d.]+)", line):
+                    cur["ups_list"].append(float(u[1]))
+            if m := _SAVED.search(line):
+                cur["saved"] = int(m[1])
+            if m := _VALID.search(line):
+                cur["valid_ppl"], cur["valid_update"] = float(m[2]), int(m[3])
+    for r in runs:
+        r["wall_s"] = (r.pop("t1") - r.pop("t0")).total_seconds()
+        ups = r.pop("ups_list")
+        if ups:
+            r["ups"] = sum(ups) / len(ups)
+    return runs
+
+
+def model_runs(runs: list[dict]) -> tuple[list[dict], int]:
+    """The runs that trained the model: from the last run that started from scratch (or the first run, where none
+    did: a run that continued a shipped model) to the end; and how many runs before it were left out."""
+    first = max((i for i, r in enumerate(runs) if r["start_update"] == 0), default=0)
+    return runs[first:], first
 
 
 def distinct_parameters(model: dict, share_all: bool, share_decoder_io: bool) -> int:
@@ -133,6 +164,42 @@ def aer_lines(results_path: str, direction: str | None = None) -> list[str]:
     return out
 
 
+def data_lines(prep: dict) -> list[str]:
+    """The card's data lines from prepare.json: the training text and what it held of the gold test sentences
+    (every one ``test_repeat`` times, or the test-halves protocol: the odd-numbered once, the even-numbered never)."""
+    halves = prep.get("test_halves")
+    if halves:
+        held = (
+            f"including {halves['seen_once']} of the {prep['test_pairs']} test sentences once: the odd-numbered; "
+            f"the {halves['never_seen']} even-numbered never"
+        )
+        protocol = (
+            "test halves (benchmarks/results/halves_protocol.md): on the odd-numbered sentences lilt/alignment-scripts' "
+            "(every aligner trains on the test sentences once), on the even-numbered a model that never saw them"
+        )
+        notes = [
+            f"- {halves['odd_not_added_equal_to_an_even_one']} odd-numbered sentences equal to an even-numbered one "
+            f"not added; {halves['training_pairs_removed_equal_to_an_even_one']} training pairs equal to an "
+            f"even-numbered one removed; {halves['even_with_a_side_in_training']} even-numbered sentences have one "
+            "side equal to a side of a training pair"
+        ]
+    else:
+        held = f"including the {prep['test_pairs']} test sentences x{prep['test_repeat']}"
+        protocol = (
+            "lilt/alignment-scripts (every aligner trains on the test sentences too)"
+            + (f", here each {prep['test_repeat']} times" if prep.get("test_repeat", 1) != 1 else "")
+            + "; Kobayashi et al. (2020) removed the test sentences instead"
+        )
+        notes = []
+    return [
+        f"- training pairs: {prep['train_pairs']} ({held}), from {', '.join(prep['train_files'])} and "
+        f"{prep['test_file']}",
+        *notes,
+        f"- validation: {prep['valid_pairs']} pairs; seed {prep['seed']}; sentencepiece {prep['sentencepiece']}",
+        f"- protocol: {protocol}",
+    ]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model_dir")
@@ -156,8 +223,16 @@ def main(argv=None) -> int:
     with open(os.path.join(args.work, "prepare.json")) as f:
         prep = json.load(f)
     ck = checkpoint_facts(args.model_dir)
-    runs = [log_facts(p) for p in args.log]
-    lg = runs[-1]
+    every = []
+    for log, cmd in zip(args.log, args.command):
+        got = log_runs(log)
+        if not got:
+            raise SystemExit(
+                f"{log}: no fairseq-train run in it (no 'No existing checkpoint found' or 'Loaded checkpoint')"
+            )
+        every += [{**r, "command": cmd} for r in got]
+    runs, left_out = model_runs(every)
+    lg = next((r for r in reversed(runs) if "valid_ppl" in r), {})
     wall = sum(r.get("wall_s", 0) for r in runs)
     ups = [r["ups"] for r in runs if "ups" in r]
     title = args.title or os.path.basename(os.path.normpath(args.model_dir))
@@ -175,31 +250,28 @@ def main(argv=None) -> int:
         f"- joint SentencePiece BPE, {prep['vocab']} pieces (`spm.model`), lowercased text",
         "",
         "## Data (training text plus the test sentences, never their gold links)",
-        f"- training pairs: {prep['train_pairs']} (including the {prep['test_pairs']} test sentences "
-        f"x{prep['test_repeat']}), from {', '.join(prep['train_files'])} and {prep['test_file']}",
-        f"- validation: {prep['valid_pairs']} pairs; seed {prep['seed']}; sentencepiece {prep['sentencepiece']}",
-        "- protocol: lilt/alignment-scripts (every aligner trains on the test sentences too); Kobayashi "
-        "et al. (2020) removed the test sentences instead",
+        *data_lines(prep),
         "",
         "## Training",
     ]
-    for i, (cmd, r) in enumerate(zip(args.command, runs), 1):
+    for i, r in enumerate(runs, 1):
+        end = r.get("saved", r.get("updates_logged", r["start_update"]))
         lines.append(
-            f"- {'run ' + str(i) + ': ' if len(runs) > 1 else ''}`{cmd}`"
-            + (
-                f" (updates {r['first_logged']}-{r['updates_logged']} logged, {r['wall_s'] / 60:.0f} min)"
-                if len(runs) > 1 and "wall_s" in r
-                else ""
-            )
+            f"- {'run ' + str(i) + ': ' if len(runs) > 1 else ''}`{r['command']}`"
+            + (f" (updates {r['start_update']}-{end}, {r['wall_s'] / 60:.0f} min" if len(runs) > 1 else "")
+            + (f", {r['threads']} thread{'s' if r['threads'] > 1 else ''}" if len(runs) > 1 and r["threads"] else "")
+            + (")" if len(runs) > 1 else "")
         )
     if len(runs) > 1:
         lines.append(
-            "- each run resumed from the previous run's last saved checkpoint (every 250 updates); "
-            "updates logged after it were lost and done again"
+            "- each run resumed from the previous run's last saved checkpoint (weights, Adam's moments, data "
+            "position); updates after it were lost and done again"
         )
+    if left_out:
+        lines.append(f"- the log's {left_out} earlier run(s) trained from scratch before this model's run; not counted")
     lines += [
-        f"- {ck['updates']} updates; {wall / 60:.0f} min wall on {args.threads} CPU thread"
-        f"{'s' if args.threads > 1 else ''} "
+        f"- {ck['updates']} updates; {wall / 60:.0f} min wall (pauses within a run included) on {args.threads} CPU "
+        f"thread{'s' if args.threads > 1 else ''}{' where a run does not say' if len(runs) > 1 else ''} "
         f"({sum(ups) / len(ups) if ups else float('nan'):.2f} updates/s); fairseq {fairseq.__version__}, "
         f"torch {torch.__version__}",
         f"- validation perplexity {lg['valid_ppl']:.2f} at update {lg['valid_update']}"

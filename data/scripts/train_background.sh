@@ -26,5 +26,6 @@ else
   echo "training $name from scratch" >&2
 fi
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+echo "threads: $OMP_NUM_THREADS" >&2  # data/scripts/model_card.py reads it per run
 exec nice -n 19 env LAYERS=3 bash data/scripts/train.sh "work/$name" "$src" "$tgt" "$updates" \
   --save-interval-updates 500 --keep-interval-updates 200 "${restore[@]}"
