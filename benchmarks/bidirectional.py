@@ -403,23 +403,23 @@ def main(argv=None) -> int:
     ap.add_argument("--name", help="default bidirectional_<test set>")
     ap.add_argument(
         "--protocol",
-        choices=sorted(PROTOCOLS),
-        default="x20",
+        choices=["auto", *sorted(PROTOCOLS)],
+        default="auto",
         help="what the models saw of the gold pairs: x20 (the shipped models up to 0.2.0) or halves (the odd-numbered "
-        "once, the even never): names eflomal's run to test against and labels the report",
+        "once, the even never); auto (default): what both models' record says (they must agree). Names eflomal's run "
+        "to test against, labels the report and its default name (halves: bidirectional_SET_halves)",
     )
     args = ap.parse_args(argv)
     args.shared = shared_data_dir(args.shared)
-    name = args.name or f"bidirectional_{args.test_set}"
     t0 = time.time()
-    if args.protocol == "halves":  # figures labelled "never seen" must come from models that never saw them
-        from fairseq_plugins.checkpoint import CheckpointError, require_test_halves
+    from fairseq_plugins.checkpoint import CheckpointError, protocol_of
 
-        try:
-            for path in (args.forward, args.reverse):
-                require_test_halves(path)
-        except CheckpointError as e:
-            raise SystemExit(str(e)) from None
+    try:  # the report's labels are the models' own record: "never seen" only of models that never saw them
+        args.protocol = protocol_of([args.forward, args.reverse], args.protocol)
+    except CheckpointError as e:
+        raise SystemExit(str(e)) from None
+    # the x20 tables stay what they are: a halves run is written beside them
+    name = args.name or f"bidirectional_{args.test_set}" + ("_halves" if args.protocol == "halves" else "")
     pairs, gold = load_gold(args.test_set, args.limit, args.testsets_dir)
     n = len(pairs)
     methods, shifts = args.methods.split(","), args.shifts.split(",")
@@ -463,9 +463,13 @@ def main(argv=None) -> int:
         if os.path.exists(p):  # 0-based, source first
             baselines[label] = count_matches(gold, first_n(read_alignments(p, "pharaoh", 0)))
     tests = paired_tests(res, baselines, args.bootstrap)
+    from fairseq_plugins.checkpoint import describe_halves, read_training_text
+
+    record = read_training_text(args.forward).get("test_halves")
     meta = {
         "protocol": args.protocol,
-        "protocol_text": PROTOCOLS[args.protocol],
+        "protocol_text": PROTOCOLS[args.protocol]
+        + (f" (the models' record: {describe_halves(record)})" if record else ""),
         "eflomal": os.path.basename(efl_dir),
         "test_set": args.test_set,
         "sentences": n,

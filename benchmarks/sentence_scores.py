@@ -117,14 +117,6 @@ def run_set(
     if limit:
         pairs, gold = pairs[:limit], gold.select(list(range(limit)))
     fwd_name, rev_name = fwd_name + suffix, rev_name + suffix
-    if protocol == "halves":  # "pairs the models never saw" only of models that never saw them
-        from fairseq_plugins.checkpoint import CheckpointError, require_test_halves
-
-        try:
-            for m in (fwd_name, rev_name):
-                require_test_halves(os.path.join(models_dir, m))
-        except CheckpointError as e:
-            raise SystemExit(str(e)) from None
     fwd = NormAligner.from_checkpoint(os.path.join(models_dir, fwd_name))
     rev = NormAligner.from_checkpoint(os.path.join(models_dir, rev_name))
     identity = {k: v for k, v in fwd.identity().items() if k != "path"}
@@ -398,15 +390,16 @@ def main(argv=None) -> int:
     ap.add_argument("--sets", default="hansards,rwth")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--cache", help="keep the models' passes in CACHE.SET.LIMIT.pkl and reuse them")
-    ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "sentence_scores"))
+    ap.add_argument("--out", help="PREFIX of the .json/.md/.png (default benchmarks/results/sentence_scores[_halves])")
     ap.add_argument("--models-dir", default=os.path.join(ROOT, "data", "models"), help="where the four models are")
     ap.add_argument("--model-suffix", default="", help="the models' folder names end with it (e.g. _half: enfr_half)")
     ap.add_argument(
         "--protocol",
-        choices=sorted(PROTOCOLS),
-        default="x20",
+        choices=["auto", *sorted(PROTOCOLS)],
+        default="auto",
         help="what the models saw of the gold pairs: x20 (fit and measure on each half, pooled) or halves (fit on "
-        "the odd-numbered, seen once; measure on the even-numbered, never seen)",
+        "the odd-numbered, seen once; measure on the even-numbered, never seen); auto (default): what every model's "
+        "record says (they must agree)",
     )
     ap.add_argument(
         "--plain-weights",
@@ -415,6 +408,18 @@ def main(argv=None) -> int:
     )
     args = ap.parse_args(argv)
     BALANCE["on"] = not args.plain_weights
+    from fairseq_plugins.checkpoint import CheckpointError, protocol_of
+
+    unknown = [s for s in args.sets.split(",") if s not in SETS]
+    if unknown:
+        ap.error(f"--sets: unknown {', '.join(unknown)}; valid: {', '.join(SETS)}")
+    models = [os.path.join(args.models_dir, m + args.model_suffix) for s in args.sets.split(",") for m in SETS[s][:2]]
+    try:  # "pairs the models never saw" only of models that never saw them; every model of the run alike
+        args.protocol = protocol_of(models, args.protocol)
+    except CheckpointError as e:
+        raise SystemExit(str(e)) from None
+    name = "sentence_scores" + ("_halves" if args.protocol == "halves" else "")  # the x20 figures stay as they are
+    args.out = args.out or os.path.join(ROOT, "benchmarks", "results", name)
     t0 = time.time()
     results = [run_set(s, args.limit, cache=args.cache, models_dir=args.models_dir, protocol=args.protocol,
                        suffix=args.model_suffix) for s in args.sets.split(",")]  # fmt: skip

@@ -28,7 +28,7 @@ import os
 import pickle
 import re
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -555,15 +555,41 @@ def read_training_text(path: str | os.PathLike) -> dict:
     return {}
 
 
-def require_test_halves(path: str | os.PathLike) -> None:
-    """Raise :class:`CheckpointError` unless the model at ``path`` (a folder or a training checkpoint) is of the
-    test-halves protocol (:func:`read_training_text` says ``test_halves``): figures labelled "never seen" must come
-    from models that never saw those sentences."""
-    if not read_training_text(path).get("test_halves"):
-        raise CheckpointError(
-            f"{os.fspath(path)}: --protocol halves needs a model of the test-halves protocol (its model_config.json's "
-            "training_text, or its run's prepare.json, says test_halves); this one does not"
-        )
+def describe_halves(record: Mapping[str, Any]) -> str:
+    """One sentence of what a test-halves model's training text held of the gold (``read_training_text(...)
+    ["test_halves"]``, prepare.py's counts): how many odd-numbered sentences it held once, and which it left out."""
+    once, left = int(record.get("seen_once", 0)), int(record.get("odd_not_added_equal_to_an_even_one", 0))
+    text = f"{once} of the {once + left} odd-numbered test sentences once in the training text"
+    if left:
+        text += f" ({left} equal to an even-numbered one left out: never wins)"
+    return text + f", the {int(record.get('never_seen', 0))} even-numbered never"
+
+
+PROTOCOLS = ("x20", "halves")
+"""What a model's training text held of the gold test sentences: ``x20`` every one twenty times (the models shipped
+up to 0.2.0, which predate the record, and any model whose record does not say test_halves), ``halves`` the
+odd-numbered once and the even-numbered never (benchmarks/results/halves_protocol.md)."""
+
+
+def protocol_of(paths: Sequence[str | os.PathLike], wanted: str = "auto") -> str:
+    """The protocol (:data:`PROTOCOLS`) of the models at ``paths`` (folders or training checkpoints), which must
+    agree: figures labelled "never seen" must come from models that never saw those sentences, and a forward and a
+    reverse model of two protocols make a table of neither. ``wanted`` (not ``auto``): raise unless it is theirs.
+    :class:`CheckpointError` names the model that differs."""
+    got = {os.fspath(p): "halves" if read_training_text(p).get("test_halves") else "x20" for p in paths}
+    kinds = sorted(set(got.values()))
+    if len(kinds) > 1:
+        listing = "; ".join(f"{p}: {k}" for p, k in got.items())
+        raise CheckpointError(f"the models are of different test-sentence protocols ({listing}): train both alike")
+    actual = kinds[0] if kinds else "x20"
+    if wanted not in ("auto", actual):
+        if wanted == "halves":
+            raise CheckpointError(
+                f"{next(iter(got))}: --protocol halves needs models of the test-halves protocol (model_config.json's "
+                "training_text, or the run's prepare.json, says test_halves); these are not"
+            )
+        raise CheckpointError(f"--protocol {wanted}, but the models are of the {actual} protocol ({', '.join(got)})")
+    return actual
 
 
 def training_vocab(folder: str | os.PathLike, names: tuple[str, ...]) -> dict[str, str]:

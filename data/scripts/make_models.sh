@@ -4,7 +4,8 @@
 # training text once, the even-numbered never), from scratch; fren_half and ende_half take the pieces and
 # dictionary of enfr_half and deen_half (prepare those first), so the two directions share them.
 # Runs from the repository root with the project's .venv active; SHARED defaults to ../shared/data.
-# Work files go to work/ (ignored by git); the exported model to data/models/NAME/.
+# Work files go to work/ (ignored by git); the exported model to data/models/NAME/: the run's checkpoint of the
+# lowest validation loss (fairseq's checkpoint_best.pt; the shipping rule of the cards and of halves_protocol.md).
 # RESUME=data/models/NAME continues from a shipped model (its weights, update count and LR schedule; Adam's
 # moments start afresh; its .pt is written once into the cache, data/scripts/fairseq_pt.py): how training spans
 # sessions whose work/ does not persist.
@@ -31,6 +32,11 @@ if [ -n "${RESUME:-}" ]; then  # keep the dictionary and SentencePiece model the
   spm="$d/spm.model"; [ -f "$spm" ] || spm="$d/../spm.model"
   resume_vocab=(--dict "$dict" --spm "$spm")
 fi
+if [ "$name" = fren ] && [ ${#resume_vocab[@]} -eq 0 ]; then  # x20 fren takes the x20 En->Fr's pieces (below)
+  if [ "$(python -c 'import sys; from fairseq_plugins.checkpoint import protocol_of; print(protocol_of(sys.argv[1:]))' data/models/enfr)" = halves ]; then
+    echo "data/models/enfr is a model of the test-halves protocol; fren (x20) needs the x20 En->Fr's pieces: give RESUME, or make fren_half" >&2; exit 2
+  fi
+fi
 case "$name" in
   enfr|fren|enfr_half|fren_half)
     # The demo model: all En-Fr text of ../shared (Canadian Hansards 284k pairs, news, Tatoeba, FLORES, Multi30k),
@@ -52,7 +58,7 @@ case "$name" in
     # SentencePiece model and dictionary kept) on this text: RESUME=data/models/enfr, 2 threads.
     LAYERS=3 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} bash data/scripts/train.sh "work/$name" "$src" "$tgt" "$updates" \
       --save-interval-updates 500 ${RESUME:+--restore-file "$RESUME"}
-    python data/scripts/export_model.py "work/$name/checkpoints/checkpoint_last.pt" "work/$name" "data/models/$name" "$src" "$tgt" ;;
+    python data/scripts/export_model.py "work/$name/checkpoints/checkpoint_best.pt" "work/$name" "data/models/$name" "$src" "$tgt" ;;
   deen|ende|deen_half|ende_half)
     # All de-en text of ../shared (194k pairs) + the 508 RWTH test sentences x20 (the gold stays in ../shared).
     python data/scripts/deen_corpus.py "$SHARED" work/deen_corpus.txt
@@ -67,6 +73,6 @@ case "$name" in
     # 3+3 layers, one thread on one core: about 0.4 updates/s (1,300 updates per epoch).
     LAYERS=${LAYERS:-3} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} bash data/scripts/train.sh "work/$name" "$src" "$tgt" "$updates" \
       --save-interval-updates 500 ${RESUME:+--restore-file "$RESUME"}
-    python data/scripts/export_model.py "work/$name/checkpoints/checkpoint_last.pt" "work/$name" "data/models/$name" "$src" "$tgt" ;;
+    python data/scripts/export_model.py "work/$name/checkpoints/checkpoint_best.pt" "work/$name" "data/models/$name" "$src" "$tgt" ;;
   *) echo "usage: $0 {enfr|fren|deen|ende} [MAX_UPDATES]" >&2; exit 2 ;;
 esac

@@ -4,7 +4,9 @@
 #   nohup data/scripts/train_background.sh {enfr|fren|deen|ende} [MAX_UPDATES] > work/NAME.train.log 2>&1 &
 # It prepares work/NAME once (data/scripts/make_models.sh with PREPARE_ONLY=1), then trains from, in this order:
 #   work/NAME/checkpoints/checkpoint_last.pt   (this machine's own run: weights, Adam's moments, data position)
-#   data/models/NAME                           (the shipped model: weights, update count, LR schedule)
+#   data/models/NAME                           (the shipped model: weights, update count, LR schedule; for NAME_half
+#                                              data/models/NAME_half or, once they replaced the x20 models,
+#                                              data/models/NAME if it is of the test-halves protocol)
 #   nothing                                    (from scratch)
 # nice 19 and OMP_NUM_THREADS=1 (default; the machine has 2 cores and two such runs share it).
 # Stop it with `kill PID` (fairseq's own process); the last saved checkpoint is where it resumes.
@@ -12,16 +14,30 @@ set -euo pipefail
 name=$1; updates=${2:-30000}
 src=${name:0:2}; tgt=${name:2:2}
 ckpt="work/$name/checkpoints/checkpoint_last.pt"
+protocol() { python -c 'import sys; from fairseq_plugins.checkpoint import protocol_of; print(protocol_of(sys.argv[1:]))' "$1"; }
+# The shipped model to continue, when work/ is gone: of the recipe's own protocol only (the test-halves models
+# replace the x20 ones under the same names: data/models/enfr may be enfr_half's model)
+shipped=""
+if [[ $name == *_half ]]; then
+  for d in "data/models/$name" "data/models/${name%_half}"; do
+    if [ -d "$d" ] && [ "$(protocol "$d")" = halves ]; then shipped=$d; break; fi
+  done
+elif [ -d "data/models/$name" ]; then
+  if [ "$(protocol "data/models/$name")" = halves ]; then
+    echo "data/models/$name is a model of the test-halves protocol: continuing it on $name's text (every test sentence x20) would mix the two; train ${name}_half" >&2
+    exit 2
+  fi
+  shipped="data/models/$name"
+fi
 if [ ! -f "work/$name/bin/dict.$src.txt" ]; then
-  if [ -d "data/models/$name" ]; then RESUME="data/models/$name"; fi
-  RESUME=${RESUME:-} PREPARE_ONLY=1 bash data/scripts/make_models.sh "$name"
+  RESUME=$shipped PREPARE_ONLY=1 bash data/scripts/make_models.sh "$name"
 fi
 restore=()
 if [ -f "$ckpt" ]; then
   echo "resuming from $ckpt" >&2
-elif [ -d "data/models/$name" ]; then
-  restore=(--restore-file "$(python data/scripts/fairseq_pt.py "data/models/$name")")
-  echo "continuing the shipped model data/models/$name" >&2
+elif [ -n "$shipped" ]; then
+  restore=(--restore-file "$(python data/scripts/fairseq_pt.py "$shipped")")
+  echo "continuing the shipped model $shipped" >&2
 else
   echo "training $name from scratch" >&2
 fi

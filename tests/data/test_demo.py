@@ -97,6 +97,13 @@ def test_by_half_scores_each_half_and_names_what_the_model_saw(tmp_path):
         "by half: odd-numbered sentences (2, seen once in training) AER 0.0; "
         "even-numbered (1, never seen in training) AER 100.0"
     )
+    # 1 of the 2 odd-numbered left out of the training text (equal to the even-numbered one: never wins)
+    halves = {"seen_once": 1, "odd_not_added_equal_to_an_even_one": 1, "never_seen": 1}
+    cfg.write_text(json.dumps({"training_text": {"test_halves": halves}}))
+    assert demo.by_half(gold, hyp, str(tmp_path)) == (
+        "by half: odd-numbered sentences (2, seen once in training but 1 equal to an even-numbered one, never) "
+        "AER 0.0; even-numbered (1, never seen in training) AER 100.0"
+    )
     cfg.write_text(json.dumps({"training_text": {"test_repeat": 20}}))
     assert demo.by_half(gold, hyp, str(tmp_path)) == (
         "by half: odd-numbered sentences (2) AER 0.0; even-numbered (1) AER 100.0 (seen 20 times in training)"
@@ -152,3 +159,21 @@ def test_demo_with_the_reverse_model_shows_both_directions(shared, tmp_path, cap
         == 0
     )
     assert "both directions" not in capsys.readouterr().out
+
+
+def test_demo_refuses_a_forward_and_reverse_model_of_two_protocols(tmp_path, capsys):
+    # a table of both directions from a half model and an x20 model is of neither protocol: refused before any model
+    # is loaded or anything written
+    import json
+
+    sys.path.insert(0, os.path.join(ROOT, "data", "scripts"))
+    import demo
+
+    records = {"fwd": {"test_halves": {"seen_once": 1}}, "rev": {"test_repeat": 20}}
+    for name, record in records.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "model_config.json").write_text(json.dumps({"training_text": record}))
+    out = tmp_path / "out"
+    code = demo.main(["--model-dir", str(tmp_path / "fwd"), "--reverse-model-dir", str(tmp_path / "rev"), "--out", str(out)])  # fmt: skip
+    assert code == 1 and not out.exists()
+    assert "different test-sentence protocols" in capsys.readouterr().err
