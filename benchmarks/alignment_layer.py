@@ -11,7 +11,7 @@ checkpoint, both directions combined, beside the teacher it learns from and the 
 Writes ``OUT.json``, ``OUT.md`` (the table, with the protocol of the models' training text named by ``--protocol``)
 and ``OUT.png`` (the curve).
 Usage: python benchmarks/alignment_layer.py --model data/models/enfr --reverse-model data/models/fren -t hansards
-           --corpus work/enfr_corpus --pairs 20000 [--layer 1] [--protocol x20] [--work work/alignment_layer/enfr]
+           --corpus work/enfr_corpus --pairs 20000 [--layer 1] [--protocol auto|x20|halves] [--work work/alignment_layer/enfr]
 """
 
 from __future__ import annotations
@@ -168,14 +168,17 @@ def main(argv=None) -> int:
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--every", type=int, default=100, help="steps between checkpoints measured")
     ap.add_argument(
-        "--protocol", required=True, help="what the models' training text held of the gold: x20, once, never"
+        "--protocol",
+        choices=("auto", "x20", "halves"),
+        default="auto",
+        help="what the models' training text held of the gold: x20 or halves (the odd-numbered once, the even "
+        "never); auto (default): what both models' record says (they must agree)",
     )
     ap.add_argument(
         "--gold-once",
         choices=("none", "odd"),
-        default="none",
         help="odd: add the gold set's odd-numbered pairs to the sample once, as the test-halves models' training text "
-        "held them (never their links; the even-numbered never)",
+        "held them (never their links; the even-numbered never); default: odd for halves, none for x20",
     )
     ap.add_argument("--work", help="default work/alignment_layer/MODEL")
     ap.add_argument("--out", help="default benchmarks/results/alignment_layer_SET_MODEL")
@@ -187,6 +190,14 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--cost-only", action="store_true", help="time the extraction into an earlier run's OUT.json")
     args = ap.parse_args(argv)
+    from fairseq_plugins.checkpoint import CheckpointError, protocol_of
+
+    try:  # the report's protocol is the models' own record, the same for both
+        args.protocol = protocol_of([args.model, args.reverse_model], args.protocol)
+    except CheckpointError as e:
+        raise SystemExit(str(e)) from None
+    # the layer's corpus holds the gold as the models' training text did
+    args.gold_once = args.gold_once or ("odd" if args.protocol == "halves" else "none")
     name = os.path.basename(os.path.normpath(args.model))
     work = args.work or os.path.join(ROOT, "work", "alignment_layer", name)
     out = args.out or os.path.join(ROOT, "benchmarks", "results", f"alignment_layer_{args.test_set}_{name}")

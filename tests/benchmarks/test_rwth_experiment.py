@@ -196,3 +196,19 @@ def test_shipped_deen_model_gives_the_recorded_rwth_figures(shared):
     small = align_pairs(os.path.join(ROOT, "data", "models", "deen"), pairs[:40], ["norm", "alti"], batch_size=1)
     assert all(small[k].select(list(range(40))) == small[k] for k in small)
     assert all(small[k] == hyps[k].select(list(range(40))) for k in small)
+
+
+def test_the_report_says_the_models_protocol_and_compares_eflomal_as_they_saw_the_sentences(exp, tmp_path):
+    row = {"hyp": "x", "aer": 20.0, "precision": 80.0, "recall": 80.0}
+    efl = {f"x{n}": {"test_repeat": n, "eflomal": "2.0", "train_pairs": 100, "test_pairs": 508, "pair": "deen",
+                     "results": {"gdfa": {**row, "hyp": f"gdfa-x{n}", "aer": 30.0 - n / 2}}} for n in (1, 20)}  # fmt: skip
+    meta = {"sentences": 508, "models": "m", "protocol": "halves", "record": "254 of the 254 odd-numbered ...",
+            "name": "r", "pair": "deen"}  # fmt: skip
+    text = exp.write_report(str(tmp_path), meta, {}, {}, {}, [{**row, "hyp": "sym"}], [], efl)
+    assert "Protocol of our models: the test halves (benchmarks/results/halves_protocol.md: 254 of the 254" in text
+    # halves: eflomal with every test sentence once (29.5), not the x20 run (20.0)
+    assert "against eflomal on the same text (test sentences x1) `gdfa-x1` 29.5" in text
+    assert "with the test sentences x20 (the NMT models saw the odd-numbered once, the even-numbered never)" in text
+    text = exp.write_report(str(tmp_path), {**meta, "protocol": "x20"}, {}, {}, {}, [{**row, "hyp": "sym"}], [], efl)
+    assert "against eflomal on the same text (test sentences x20) `gdfa-x20` 20.0" in text
+    assert "here each 20 times" in text and "with the test sentences x1 (the NMT models saw them x20)" in text

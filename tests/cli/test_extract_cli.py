@@ -216,12 +216,17 @@ def test_tokenization_errors_name_the_input_line_even_in_a_shard(pairs_file, tmp
 
 
 def test_too_long_input_is_an_error_or_truncated(pairs_file, tmp_path, capsys):
+    import sentencepiece
+
     lines = _lines(pairs_file)
     lines[2] = " ".join(["word"] * 1100) + " ||| " + " ".join(["mot"] * 5)
     long = _write(tmp_path / "long.txt", lines)
+    # "word" is k pieces of the model's SentencePiece (2 in the x20 En->Fr's): 1100 k + 1 tokens with the EOS
+    k = len(sentencepiece.SentencePieceProcessor(model_file=os.path.join(MODEL, "spm.model")).encode("word"))
     assert run("--model", MODEL, "--input", long, "--methods", "norm", "--layers", "0") == 1
     assert (
-        f"{long}:3: source: 2201 tokens (specials included) but the model takes at most 1024" in capsys.readouterr().err
+        f"{long}:3: source: {1100 * k + 1} tokens (specials included) but the model takes at most 1024"
+        in capsys.readouterr().err
     )
     assert (
         run("--model", MODEL, "--input", long, "--methods", "norm", "--layers", "0", "--truncate", "--format", "json")
@@ -230,7 +235,8 @@ def test_too_long_input_is_an_error_or_truncated(pairs_file, tmp_path, capsys):
     cap = capsys.readouterr()
     assert json.loads(cap.err.strip().splitlines()[-1])["truncated"] == 1
     links = cap.out.splitlines()[2].split()
-    assert max(int(x.split("-")[0]) for x in links) < 512  # "word" is 2 pieces: only the 511 words that fit
+    # links only to the words whose pieces fit beside the EOS: (1024 - 1) // k of them (511 when "word" is 2 pieces)
+    assert max(int(x.split("-")[0]) for x in links) < (1024 - 1) // k
 
 
 def test_mixed_case_input_is_lowercased_for_the_lowercased_model(pairs_file, tmp_path, capsys):
