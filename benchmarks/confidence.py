@@ -74,8 +74,12 @@ def threshold_links(probs, threshold: float = 0.5) -> Alignments:
     return Alignments.from_lists([[(int(s), int(t)) for t, s in zip(*np.nonzero(p >= threshold))] for p in probs])
 
 
-def run_set(name: str, model: str, methods: list[str], limit: int, batch_size: int, seed: int = 1) -> dict:
-    """Every measurement of one gold set and model, both halves pooled."""
+def run_set(
+    name: str, model: str, methods: list[str], limit: int, batch_size: int, seed: int = 1, fits: tuple = (0, 1)
+) -> dict:
+    """Every measurement of one gold set and model: fitted on each half of ``fits`` (0: the odd-numbered sentences,
+    0-based lines 0, 2, ...), measured on the other, pooled (the test-halves protocol fits on 0 only: measured on
+    the never-seen half)."""
     from fairseq_plugins.hub import NormAligner
 
     ts = testsets.load(name)
@@ -101,8 +105,8 @@ def run_set(name: str, model: str, methods: list[str], limit: int, batch_size: i
         chosen, sent_scores, auc_parts = [], np.zeros(len(pairs)), {k: ([], []) for k in CORRUPTIONS}
         base_parts = {k: ([], []) for k in CORRUPTIONS}
         argmax_all = [None] * len(pairs)
-        for f, fit in enumerate(folds):
-            held = folds[1 - f]
+        for f in fits:
+            fit, held = folds[f], folds[1 - f]
             gfit = gold.select(fit)
             layer = min(
                 range(aligner.n_layers),
@@ -133,19 +137,21 @@ def run_set(name: str, model: str, methods: list[str], limit: int, batch_size: i
                 ]
                 base_parts[kind][0].extend(-abs(math.log(len(pairs[k][1]) / len(pairs[k][0]))) for k in held)
                 base_parts[kind][1].extend(bad_len)
-        p = np.concatenate([x.ravel() for x in probs])
-        y = np.concatenate([c.ravel() for c in cells])
-        argmax = argmax_links(argmax_all)
-        f1 = score_sentences(gold, argmax)[:, 3]
+        measured = sorted(k for f in fits for k in folds[1 - f])  # every sentence, or the never-seen half
+        p = np.concatenate([probs[k].ravel() for k in measured])
+        y = np.concatenate([cells[k].ravel() for k in measured])
+        g = gold.select(measured)
+        argmax = argmax_links([argmax_all[k] for k in measured])
+        f1 = score_sentences(g, argmax)[:, 3]
         out[method] = {
             "layers": chosen,
             "ece": expected_calibration_error(p, y),
             "reliability": reliability(p, y),
             "cells": int(len(p)),
             "gold_rate": float(y.mean()),
-            "aer_argmax": 100 * score_corpus(gold, argmax).aer,
-            "aer_p05": 100 * score_corpus(gold, threshold_links(probs)).aer,
-            "spearman_f1": spearman(sent_scores, f1),
+            "aer_argmax": 100 * score_corpus(g, argmax).aer,
+            "aer_p05": 100 * score_corpus(g, threshold_links([probs[k] for k in measured])).aer,
+            "spearman_f1": spearman(sent_scores[measured], f1),
             "auc": {k: roc_auc(*auc_parts[k]) for k in CORRUPTIONS},
             "auc_length_ratio": {k: roc_auc(*base_parts[k]) for k in CORRUPTIONS},
         }
@@ -154,6 +160,7 @@ def run_set(name: str, model: str, methods: list[str], limit: int, batch_size: i
         "signature": ts.signature(),
         "model": f"data/models/{model}",
         "sentences": len(pairs),
+        "measured": len(measured),
         "methods": out,
     }
 
@@ -189,9 +196,16 @@ def markdown(results: list[dict], meta: dict) -> str:
     lines = [
         "# Confidence: calibrated link probabilities and sentence scores",
         "",
-        "Each set split into two interleaved halves; for each half the AWI layer is chosen by AER and "
-        "`align-calibrate`'s models are fitted on it, then everything is measured on the other half; the two "
-        "halves pooled. ECE: expected calibration error of P(cell is a gold link, sure or possible), 10 equal "
+        (
+            "Each set split into two interleaved halves; for each half the AWI layer is chosen by AER and "
+            "`align-calibrate`'s models are fitted on it, then everything is measured on the other half; the two "
+            "halves pooled (protocol x20: the models saw every gold pair twenty times in training). "
+            if meta.get("protocol", "x20") == "x20"
+            else "Protocol halves (the models saw the odd-numbered gold pairs once, the even-numbered never): the AWI "
+            "layer chosen by AER and `align-calibrate`'s models fitted on the odd-numbered sentences, everything "
+            "measured on the even-numbered: **pairs the models never saw**. "
+        )
+        + "ECE: expected calibration error of P(cell is a gold link, sure or possible), 10 equal "
         "bins. `AER p>=0.5`: the links of probability at least 0.5, beside the argmax links of the same layer. "
         "Spearman: sentence score against the per-sentence F1 of the argmax links. AUC: ROC-AUC of the "
         "sentence score for telling held-out gold pairs from corrupted copies of them; `len`: the length-ratio "
@@ -204,7 +218,8 @@ def markdown(results: list[dict], meta: dict) -> str:
     ]
     for res in results:
         lines += [
-            f"## {res['label']} ({res['sentences']} sentences, `{res['model']}`, {res['signature']})",
+            f"## {res['label']} ({res.get('measured', res['sentences'])} of {res['sentences']} sentences measured, "
+            f"`{res['model']}`, {res['signature']})",
             "",
             "| method | layers | ECE | AER argmax | AER p>=0.5 | Spearman | AUC shuffled (len) | "
             "AUC truncated (len) | AUC appended (len) |",
@@ -227,8 +242,27 @@ def main(argv=None) -> int:
     ap.add_argument("--sets", default="hansards,rwth", help="of: " + ", ".join(s for s, _, _ in SETS))
     ap.add_argument("--limit", type=int, default=0, help="only the first N sentences of each set (a quick look)")
     ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "confidence"))
+    ap.add_argument("--out", help="PREFIX of the outputs (default benchmarks/results/confidence[_halves])")
+    ap.add_argument(
+        "--protocol",
+        choices=("auto", "x20", "halves"),
+        default="auto",
+        help="x20: fit on each half, measure on the other, pooled; halves: fit on the odd-numbered (seen once), "
+        "measure on the even-numbered (never seen); auto (default): what the models' record says (they must agree)",
+    )
     args = ap.parse_args(argv)
+    from fairseq_plugins.checkpoint import CheckpointError, protocol_of
+
+    chosen = [model for name, model, _ in SETS if name in args.sets.split(",")]
+    try:
+        args.protocol = protocol_of([os.path.join(ROOT, "data", "models", m) for m in chosen], args.protocol)
+    except CheckpointError as e:
+        print(f"confidence: {e}", file=sys.stderr)
+        return 1
+    fits = (0,) if args.protocol == "halves" else (0, 1)
+    args.out = args.out or os.path.join(
+        ROOT, "benchmarks", "results", "confidence" + ("_halves" if fits == (0,) else "")
+    )
     t0 = time.time()
     methods = [m for m in args.methods.split(",") if m]
     results = []
@@ -236,7 +270,7 @@ def main(argv=None) -> int:
         if name not in args.sets.split(","):
             continue
         try:
-            res = run_set(name, model, methods, args.limit, args.batch_size)
+            res = run_set(name, model, methods, args.limit, args.batch_size, fits=fits)
         except testsets.TestSetError as e:
             print(f"confidence: {e}: {label} left out", file=sys.stderr)
             continue
@@ -247,7 +281,8 @@ def main(argv=None) -> int:
         print("confidence: no set measured", file=sys.stderr)
         return 1
     given = sys.argv[1:] if argv is None else list(argv)
-    meta = {"command": shlex.join(["python", "benchmarks/confidence.py", *given]), "seconds": round(time.time() - t0)}
+    meta = {"command": shlex.join(["python", "benchmarks/confidence.py", *given]), "seconds": round(time.time() - t0),
+            "protocol": args.protocol}  # fmt: skip
     write_text_atomic(args.out + ".json", json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
     plot(results, args.out + "_reliability.png")
     text = markdown(results, meta)

@@ -28,3 +28,19 @@ def test_confidence_on_40_hansards_pairs(tmp_path):
     assert norm["auc_length_ratio"]["shuffled"] == pytest.approx(0.742, abs=5e-4)
     assert norm["layers"] == [0, 0] and res["sentences"] == 40
     assert open(out + "_reliability.png", "rb").read(4) == b"\x89PNG"
+
+
+def test_fitted_on_the_odd_half_only_measures_the_even_half():
+    # the test-halves protocol: fitted on the odd-numbered sentences (0-based 0, 2, ...), measured on the
+    # even-numbered alone (the pairs the models never saw); the shipped models stand in
+    spec = importlib.util.spec_from_file_location("confidence", os.path.join(ROOT, "benchmarks", "confidence.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    res = mod.run_set("hansards", "enfr", ["norm"], 24, 32, fits=(0,))
+    r = res["methods"]["norm"]
+    assert res["measured"] == 12 and len(r["layers"]) == 1
+    # every cell of the 12 measured sentences and no other
+    from align.gold import testsets
+
+    ts = testsets.load("hansards")
+    assert r["cells"] == sum(len(ts.src[k]) * len(ts.tgt[k]) for k in range(1, 24, 2))
