@@ -3,8 +3,8 @@
 Every hypothesis beside the gold (if given), sentence by sentence: the source-target grid with each
 link marked as a sure hit (●), possible hit (◐), false link (✕) or missed sure link (○) (unhit
 possible gold links: ·), soft scores (``--scores``, see :mod:`align.io.softscores`) as cell shading,
-per-sentence AER, two methods side by side, sorting by AER, by the AER difference of two methods
-or by length, a word filter, keys j/k (or the arrow keys) and links to one sentence (``#s=17``).
+per-sentence AER, two methods side by side, sorting by AER, by the AER difference of two methods,
+by length or by each pair's sentence score (``--sentence-scores``: a corpus's likeliest noise first), a word filter, keys j/k (or the arrow keys) and links to one sentence (``#s=17``).
 
 The data is embedded once as JSON in a ``<script type="application/json">`` (``<``, ``>``, ``&``,
 U+2028 and U+2029 escaped as ``\\u003c`` ...; links as base-64 cell numbers, :func:`encode_cells`),
@@ -138,6 +138,7 @@ def page_data(
     title: str = "align-view",
     sig: str | None = None,
     paths: Mapping[str, str] | None = None,
+    sentence_scores: Sequence[float] | None = None,
 ) -> dict[str, Any]:
     """The page's data: words (each side joined by single spaces), links (:func:`encode_cells`; the
     gold's possible links after a ``.``), soft scores (base64 of the (T, S) bytes), corpus scores
@@ -145,8 +146,10 @@ def page_data(
 
     ``pairs``: (source words, target words) per sentence; ``hyps``: name -> links, 0-based
     ``(src, tgt)`` in the gold's orientation; ``scores``: name (one of ``hyps``) -> one
-    (tgt_len, src_len) uint8 matrix per sentence (:mod:`align.io.softscores`). ValueError if a corpus
-    has another number of sentences than ``pairs`` or a matrix another shape than its sentence.
+    (tgt_len, src_len) uint8 matrix per sentence (:mod:`align.io.softscores`); ``sentence_scores``: (n,) each
+    pair's sentence score (``align-extract --sentence-scores``), to 4 decimals, for the list and the sort. ValueError
+    if a corpus or the sentence scores have another number of sentences than ``pairs`` or a matrix another shape
+    than its sentence.
     """
     import base64
 
@@ -155,6 +158,8 @@ def page_data(
     for name, al in [*hyps.items(), *([("gold", gold)] if gold is not None else [])]:
         if len(al) != n:
             raise ValueError(f"{name}: {len(al)} sentences; expected {n} as in the text")
+    if sentence_scores is not None and len(sentence_scores) != n:
+        raise ValueError(f"sentence scores: {len(sentence_scores)}; expected {n} as in the text")
     unknown = [s for s in scores if s not in hyps]
     if unknown:
         raise ValueError(f"soft scores for {', '.join(unknown)}; expected names of hypotheses: {', '.join(hyps)}")
@@ -200,6 +205,7 @@ def page_data(
         "links": links,
         "aer": per_sentence if gold is not None else None,
         "scores": soft,
+        "sent": None if sentence_scores is None else [round(float(x), 4) for x in sentence_scores],
     }
 
 
@@ -251,6 +257,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"soft scores ({SCORES_SUFFIX}, from align-extract --save-scores) of hypothesis NAME "
         f"(default: the file name without {SCORES_SUFFIX}), shown as cell shading; repeatable",
     )
+    p.add_argument(
+        "--sentence-scores",
+        metavar="TSV",
+        help="each pair's sentence score (sentence_scores.tsv of align-extract --sentence-scores on the same text): "
+        "shown in the list, and a sort 'sentence score, lowest first' (a corpus's likeliest noise first)",
+    )
     p.add_argument("-o", "--out", default="view.html", help="the HTML file to write (default: view.html)")
     p.add_argument("--title", help="the page's title (default: align-view: TEXT)")
     p.add_argument(
@@ -286,7 +298,7 @@ def _named_inputs(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, s
         if name in scores:
             raise UsageError(f"--scores given twice for {name!r}")
         scores[name] = path
-    paths = [args.text, *hyps.values(), *scores.values(), args.gold, args.naacl_ids]
+    paths = [args.text, *hyps.values(), *scores.values(), args.gold, args.naacl_ids, args.sentence_scores]
     if sum(p == "-" for p in paths) > 1:
         raise UsageError("stdin (-) can be read once")
     return hyps, scores
@@ -351,6 +363,15 @@ def load(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         gold = gold.all_sure()
     hyps = {name: read(path, args.hyp_format, args.hyp_base, args.reverse_hyp) for name, path in hyp_paths.items()}
     soft = {name: _read_soft(path, pairs, text_name) for name, path in score_paths.items()}
+    sent = None
+    if args.sentence_scores:
+        from align.confidence.filtering import read_scores  # numpy only
+
+        sent = read_scores(args.sentence_scores)
+        if len(sent) != n:
+            raise LineCountError(
+                args.sentence_scores, None, f"{len(sent)} lines; expected {n}, one per pair of the text {text_name}"
+            )
     sig_args = argparse.Namespace(**vars(args), bootstrap=0, paired_bootstrap=0, seed=0)
     if not args.naacl_ids:
         sig_args.naacl_ids = None
@@ -367,9 +388,17 @@ def load(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     # a title or file name with bytes that are not UTF-8 shows them as U+FFFD; it never stops the page
     hyps, soft = {clean_text(k): v for k, v in hyps.items()}, {clean_text(k): v for k, v in soft.items()}
     page = build_page(
-        pairs, hyps, gold, soft, clean_text(title), sig, {clean_text(k): clean_text(v) for k, v in hyp_paths.items()}
+        pairs,
+        hyps,
+        gold,
+        soft,
+        clean_text(title),
+        sig,
+        {clean_text(k): clean_text(v) for k, v in hyp_paths.items()},
+        sentence_scores=sent,
     )
-    return page, {"sentences": n, "hypotheses": len(hyps), "gold": gold is not None, "scores": sorted(soft)}
+    return page, {"sentences": n, "hypotheses": len(hyps), "gold": gold is not None, "scores": sorted(soft),
+                  "sentence_scores": sent is not None}  # fmt: skip
 
 
 @console_main("align-view")
@@ -408,6 +437,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "bytes": size,
                     "gold": summary["gold"],
                     "scores": summary["scores"],
+                    "sentence_scores": summary["sentence_scores"],
                 }
             ),
             file=stream,

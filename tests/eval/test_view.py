@@ -203,6 +203,7 @@ def test_scores_equal_align_eval(tmp_path, capsys):
         "bytes": os.path.getsize(out),
         "gold": True,
         "scores": [],
+        "sentence_scores": False,
     }
     data = page_json(open(out, encoding="utf-8").read())
     assert [h["name"] for h in data["hyps"]] == ["near", "far"]
@@ -276,6 +277,18 @@ def test_bad_input_exits_1_naming_file_and_line(tmp_path, capsys):
         ([write(tmp_path, "t2", "a b ||| x\nno separator\n"), good], r"t2:2: found 0 '\|\|\|' separators"),
         ([text, good, "--gold", write(tmp_path, "g.talp", "1-1\n")], r"g.talp: 1 sentences; expected 2"),
         ([text, str(tmp_path / "missing.align")], r"missing.align: cannot read"),
+        (
+            [text, good, "--sentence-scores", write(tmp_path, "one.tsv", "1\t0.5\n")],
+            r"one.tsv: 1 lines; expected 2, one per pair of the text",
+        ),
+        (
+            [text, good, "--sentence-scores", write(tmp_path, "skip.tsv", "1\t0.5\n3\t0.1\n")],
+            r"skip.tsv:2: found '3\\t0.1'; expected '2<TAB>SCORE'",
+        ),
+        (
+            [text, good, "--sentence-scores", write(tmp_path, "big.tsv", "1\t0.5\n2\t1.5\n")],
+            r"big.tsv:2: score '1.5'; expected a number from 0 to 1",
+        ),
     ]
     for args, message in cases:
         code, err = run([*args, "-o", out], capsys)
@@ -366,3 +379,21 @@ def test_named_test_set_gives_text_and_gold(tmp_path, capsys):
     assert "test:hansards|lang:fr-en|" in page["signature"]
     code, err = run(["-t", "hansards", h, "--gold", h, "-o", out], capsys)
     assert code == 2 and "--gold describe a gold file" in err
+
+
+def test_sentence_scores_go_into_the_page_to_4_decimals(tmp_path, capsys):
+    from eval.view import page_data
+
+    pairs = [(["a"], ["x"]), (["b", "c"], ["y"])]
+    hyps = {"h": Alignments.from_lists([[(0, 0)], [(1, 0)]])}
+    assert page_data(pairs, hyps, sentence_scores=[0.123456, 1.0])["sent"] == [0.1235, 1.0]
+    assert page_data(pairs, hyps)["sent"] is None
+    with pytest.raises(ValueError, match="sentence scores: 1; expected 2"):
+        page_data(pairs, hyps, sentence_scores=[0.5])
+    text = write(tmp_path, "t", "a ||| x\nb c ||| y\n")
+    h = write(tmp_path, "h.align", "0-0\n1-0\n")
+    out = str(tmp_path / "v.html")
+    code, _ = run([text, h, "--sentence-scores", write(tmp_path, "s.tsv", "1\t0.250000\n2\t0.031250\n"),
+                   "-o", out, "--format", "json"], capsys)  # fmt: skip
+    assert code == 0
+    assert '"sent":[0.25,0.0312]' in open(out, encoding="utf-8").read().replace(" ", "")

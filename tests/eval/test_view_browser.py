@@ -338,6 +338,35 @@ def test_page_without_gold_and_empty_pages(browser, tmp_path, capsys):
     page.close()
 
 
+def test_sentence_scores_sort_the_likeliest_noise_first(browser, tmp_path, capsys):
+    # a corpus without gold, each pair's sentence score (align-extract --sentence-scores): 0.9, 0.05, 0.5, 0.05
+    t = write(tmp_path, "t", "a b ||| x y\nc ||| z w v\nd ||| u\ne f ||| s\n")
+    h = write(tmp_path, "h.align", "0-0 1-1\n0-0\n0-0\n1-0\n")
+    sc = write(tmp_path, "s.tsv", "1\t0.900000\n2\t0.050000\n3\t0.500000\n4\t0.050000\n")
+    out = str(tmp_path / "v.html")
+    assert main([t, h, "--sentence-scores", sc, "-o", out]) == 0
+    capsys.readouterr()
+    page = browser.open("file://" + out)
+    page.wait_for("document.body.dataset.ready === '1'")
+    assert page.evaluate("Array.from(document.getElementById('sort').options).map(o => o.value)") == [
+        "corpus",
+        "length",
+        "score",
+    ]
+    assert text(page, "#sent-title") == "sentence 1 of 4, sentence score 0.9000"
+    select(page, "sort", "score")
+    assert listed(page) == [2, 4, 3, 1]  # 0.05, 0.05 (ties in corpus order), 0.5, 0.9
+    assert text(page, "#sent-title") == "sentence 2 of 4, sentence score 0.0500"
+    assert page.evaluate("Array.from(document.querySelectorAll('#list-items li .val')).map(e => e.textContent)") == [
+        "0.0500",
+        "0.0500",
+        "0.5000",
+        "0.9000",
+    ]
+    assert page.errors() == [] and page.dialogs() == []
+    page.close()
+
+
 def test_any_address_opens_and_bidi_controls_stay_in_their_word(browser, tmp_path, capsys):
     # U+202E (right-to-left override) and U+2067 (right-to-left isolate) inside one word
     t = write(tmp_path, "t", "one \u202etwo three four ||| un \u2067deux trois\nx ||| y\n")
