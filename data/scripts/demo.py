@@ -84,7 +84,7 @@ def main(argv=None) -> int:
         from fairseq_plugins.checkpoint import CheckpointError, protocol_of
 
         try:
-            protocol_of([args.model_dir, args.reverse_model_dir])
+            args.protocol = protocol_of([args.model_dir, args.reverse_model_dir])
         except CheckpointError as e:
             print(f"demo: {e}", file=sys.stderr)
             return 1
@@ -172,19 +172,33 @@ def main(argv=None) -> int:
     return 0
 
 
-# Both directions on the shipped defaults: in each direction a blend of a layer-0 AWI setting and attn's layer-2
-# AWO (the last layer of the shipped 3-layer models), combined, as the held-out protocol chose for the gold set
-# (benchmarks/bidirectional.py, benchmarks/results/bidirectional_{hansards,rwth}.md, the choice of one of the two
-# halves), fixed before this demo scores it. The AER printed is on all sentences, the halves that made the
-# choice included; the "best" rows beside it are picked on the sentences they are scored on.
+# Both directions on the shipped defaults: in each direction a blend of a layer-0 AWI setting and an AWO setting,
+# combined, as the held-out protocol chose for the gold set on its even-numbered half, to score the odd-numbered
+# (benchmarks/bidirectional.py's JSON for the models' protocol: benchmarks/results/bidirectional_SET[_halves].json,
+# family "blend", its first fold), fixed before this demo scores it. The AER printed is on all sentences, the half that made the choice included; the "best" rows
+# beside it are picked on the sentences they are scored on.
 BOTH_METHODS, BOTH_LAYER, BOTH_SHIFT = "norm,alti", 0, "awi"
-BOTH_CHOSEN = {
-    "hansards": ("alti-rollout-awi-layer0+attn-awo-layer2", "gmean:intersect"),
-    "rwth": ("alti-awi-layer0+attn-awo-layer2", "gmean:threshold"),
-}
-"""(blend, combination) shown first, per gold set (see above)."""
 BOTH_DEFAULT = ("alti-awi-layer0+attn-awo-layer2", "gmean:threshold")
-"""Other sets: RWTH's choice (align-extract's --combine default)."""
+"""Where no held-out run exists for the set and protocol: align-extract's --combine default, RWTH's x20 choice."""
+
+
+def held_out_choice(test_set: str, protocol: str = "x20") -> tuple[str, str] | None:
+    """(blend, combination) the held-out protocol chose on the even-numbered sentences of ``test_set`` (to score the
+    odd-numbered: ``held_out.blend.folds[0].chosen`` of benchmarks/bidirectional.py's JSON, eval.experiment's folds)
+    for models of ``protocol``, or None where that run is not in benchmarks/results/."""
+    from align.links.combine import DEFAULT_THRESHOLD
+
+    name = f"bidirectional_{test_set}" + ("_halves" if protocol == "halves" else "")
+    path = os.path.join(ROOT, "benchmarks", "results", name + ".json")
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        chosen = json.load(f)["held_out"]["blend"]["folds"][0]["chosen"]  # "blend:BLEND:COMBINATION"
+    _, blend, combination = chosen.split(":", 2)
+    # align-extract names the default threshold's file without its value
+    return blend, combination.removesuffix(f"={DEFAULT_THRESHOLD}")
+
+
 COMBINATIONS = "grow-diag-final-and,intersect,gmean:threshold,hmean:threshold,gmean:intersect,mean:intersect"
 
 
@@ -193,8 +207,10 @@ def both_directions(args, pairs, gold) -> dict | None:
     combined default beside the best of one direction and of both, and eflomal's figure on the same text."""
     from align.cli.extract import main as extract
 
-    blend, combination = BOTH_CHOSEN.get(args.test_set, BOTH_DEFAULT)
+    held = held_out_choice(args.test_set, getattr(args, "protocol", "x20"))
+    blend, combination = held or BOTH_DEFAULT
     chosen = f"{blend}.{combination.replace(':', '-')}.align"
+    combinations = COMBINATIONS + ("" if combination in COMBINATIONS.split(",") else f",{combination}")
     out = os.path.join(args.out, "both")
     inp = os.path.join(args.out, "pairs.txt")
     write_text_atomic(inp, "".join(f"{' '.join(s)} ||| {' '.join(t)}\n" for s, t in pairs))
@@ -202,7 +218,7 @@ def both_directions(args, pairs, gold) -> dict | None:
         ["--model", args.model_dir, "--reverse-model", args.reverse_model_dir, "--input", inp, "--out", out,
          "--overwrite", "--methods", BOTH_METHODS, "--layers", str(BOTH_LAYER), "--shifts", BOTH_SHIFT,
          "--blend", blend,
-         "--combine", COMBINATIONS, "--batch-size", str(args.batch_size), "--progress", "off"]
+         "--combine", combinations, "--batch-size", str(args.batch_size), "--progress", "off"]
     )  # fmt: skip
     if code != 0:
         return None
@@ -242,7 +258,7 @@ def both_directions(args, pairs, gold) -> dict | None:
         )
     lines.append(
         f"combined ({chosen.removesuffix('.align')}, "
-        + ("the held-out protocol's choice for this set" if args.test_set in BOTH_CHOSEN else "the default")
+        + ("the held-out protocol's choice for this set" if held else "the default")
         + f"): AER {default['aer']:.1f} "
         f"(P {default['precision']:.1f} R {default['recall']:.1f}); best combined here {two['hyp'].removesuffix('.align')} "
         f"{two['aer']:.1f}; best of one direction here {one['hyp'].removesuffix('.align')} {one['aer']:.1f}{efl_text}"
