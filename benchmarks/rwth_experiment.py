@@ -429,14 +429,14 @@ PROTOCOL_TEXT = {
     "links), as lilt/alignment-scripts trains every aligner, here each 20 times; the paper removed the test "
     "sentences.",
     "halves": "Protocol of our models: the test halves (benchmarks/results/halves_protocol.md: {record}; never a gold "
-    "link); eflomal saw every test sentence once (it must see a sentence to align it), as lilt/alignment-scripts "
-    "trains every aligner; the paper removed the test sentences.",
+    "link); eflomal trained on the same corpus with every test sentence once (it must see a sentence to align it), "
+    "as lilt/alignment-scripts trains every aligner; the paper removed the test sentences.",
 }
 """The report's protocol sentence, from what the models' record says (fairseq_plugins.checkpoint.protocol_of)."""
 EFLOMAL_BESIDE = {
     "x20": {True: " (exactly the NMT models' text)", False: " (the NMT models saw them x20)"},
-    "halves": {True: " (the NMT models saw the odd-numbered once, the even-numbered never)",
-               False: " (the NMT models saw the odd-numbered once, the even-numbered never)"},
+    "halves": {True: " (the NMT models' corpus, but they saw the odd-numbered once and the even-numbered never)",
+               False: " (the NMT models' corpus, but they saw the odd-numbered once and the even-numbered never)"},
 }  # fmt: skip
 
 
@@ -546,7 +546,7 @@ def write_report(
         e = eflomal[run]
         same = EFLOMAL_BESIDE[meta.get("protocol", "x20")][e["test_repeat"] == 20]
         md += [
-            f"eflomal {e['eflomal']} on our models' training text with the test sentences {run}{same}: "
+            f"eflomal {e['eflomal']} on our models' corpus with the test sentences {run}{same}: "
             f"{e['train_pairs']} pairs + {e['test_pairs']} x{e['test_repeat']} "
             f"(`python benchmarks/eflomal_baseline.py --pair {e.get('pair', 'deen')} --test-repeat {e['test_repeat']}`):",
             "",

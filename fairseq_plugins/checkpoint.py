@@ -536,13 +536,17 @@ def read_preprocessing(path: str | os.PathLike) -> dict:
 
 def read_training_text(path: str | os.PathLike) -> dict:
     """What a model's training text held of the gold test sentences (``test_repeat`` N, or ``test_halves``): the
-    ``training_text`` of a shipped model's ``model_config.json`` (data/scripts/export_model.py writes it), or for a
-    training checkpoint ``work/NAME/checkpoints/*.pt`` its run's ``work/NAME/prepare.json``; ``{}`` when neither
+    ``training_text`` of a shipped model's ``model_config.json`` (data/scripts/export_model.py writes it; given the
+    folder or a file in it), or for a training checkpoint ``work/NAME/checkpoints/*.pt`` its run's
+    ``work/NAME/prepare.json``; ``{}`` when neither
     says (the models shipped up to 0.2.0 predate the record: x20)."""
     p = os.fspath(path)
-    candidates = [os.path.join(p, "model_config.json")] if os.path.isdir(p) else []
-    if p.endswith(".pt"):
-        candidates += [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(p))), "prepare.json")]
+    if os.path.isdir(p):
+        candidates = [os.path.join(p, "model_config.json")]
+    else:  # a model's file (its config beside it), or a training checkpoint (its run's prepare.json above it)
+        candidates = [os.path.join(os.path.dirname(os.path.abspath(p)), "model_config.json")]
+        if p.endswith(".pt"):
+            candidates += [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(p))), "prepare.json")]
     for config in candidates:
         if os.path.isfile(config):
             try:

@@ -251,7 +251,8 @@ def both_directions(args, pairs, gold) -> dict | None:
         for system in ("intersect", "grow-diag-final-and"):
             links = read_alignments(os.path.join(efl, f"{system}.align"))
             got[system] = score_corpus(gold, links.select(list(range(len(pairs))))).aer * 100
-        text = "the same text" if times == 20 else "the same text with every test sentence once"
+        # the half models' text holds the odd-numbered test sentences only; eflomal's every one once
+        text = "the same text" if times == 20 else "the same corpus with every test sentence once"
         efl_text = (
             f"; eflomal trained on {text}: intersect {got['intersect']:.1f}, "
             f"grow-diag-final-and {got['grow-diag-final-and']:.1f}"

@@ -5,7 +5,9 @@
 # dictionary of enfr_half and deen_half (prepare those first), so the two directions share them.
 # Runs from the repository root with the project's .venv active; SHARED defaults to ../shared/data.
 # Work files go to work/ (ignored by git); the exported model to data/models/NAME/: the run's checkpoint of the
-# lowest validation loss (fairseq's checkpoint_best.pt; the shipping rule of the cards and of halves_protocol.md).
+# lowest validation loss (fairseq's checkpoint_best.pt; the shipping rule of the cards and of halves_protocol.md; the
+# x20 models' runs spanned sessions and were exported by hand by the same rule, so a rerun reproduces the recipe,
+# not their bytes).
 # RESUME=data/models/NAME continues from a shipped model (its weights, update count and LR schedule; Adam's
 # moments start afresh; its .pt is written once into the cache, data/scripts/fairseq_pt.py): how training spans
 # sessions whose work/ does not persist.
@@ -19,7 +21,7 @@ test_protocol=(--test-repeat 20)
 if [[ $name == *_half ]]; then
   test_protocol=(--test-halves)
   first="${name:0:2}${name:2:2}"; [ "$first" = fren ] && first=enfr; [ "$first" = ende ] && first=deen
-  if [ "$first" != "${name%_half}" ]; then  # the second direction shares the first's pieces and dictionary
+  if [ "$first" != "${name%_half}" ] && [ -z "${RESUME:-}" ]; then  # the second direction shares the first's pieces (RESUME: its own)
     [ -f "work/${first}_half/spm.model" ] || { echo "prepare work/${first}_half first" >&2; exit 2; }
     resume_vocab=(--dict "work/${first}_half/dict.joined.txt" --spm "work/${first}_half/spm.model")
   fi
@@ -33,7 +35,8 @@ if [ -n "${RESUME:-}" ]; then  # keep the dictionary and SentencePiece model the
   resume_vocab=(--dict "$dict" --spm "$spm")
 fi
 if [ "$name" = fren ] && [ ${#resume_vocab[@]} -eq 0 ]; then  # x20 fren takes the x20 En->Fr's pieces (below)
-  if [ "$(python -c 'import sys; from fairseq_plugins.checkpoint import protocol_of; print(protocol_of(sys.argv[1:]))' data/models/enfr)" = halves ]; then
+  p=$(python -c 'import sys; from fairseq_plugins.checkpoint import protocol_of; print(protocol_of(sys.argv[1:]))' data/models/enfr)
+  if [ "$p" = halves ]; then
     echo "data/models/enfr is a model of the test-halves protocol; fren (x20) needs the x20 En->Fr's pieces: give RESUME, or make fren_half" >&2; exit 2
   fi
 fi

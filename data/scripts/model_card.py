@@ -42,9 +42,9 @@ _SAVED = re.compile(r"Saved checkpoint .*?\(epoch \d+ @ (\d+) updates")
 def log_runs(path: str) -> list[dict]:
     """The fairseq-train runs of one log, in order (a log that ``>>`` appended every resumed run to): per run its
     first update (0 from scratch, else the update count it loaded), the last update it logged and saved, its wall
-    seconds (first to last time stamp of the run, so the hours between two runs do not count; a pause within a run
-    does), the mean of its ``ups=``, its last validation perplexity, and its threads where train_background.sh
-    logged them (else None)."""
+    seconds (its start to its last line of progress, so the hours between two runs do not count; a pause within a
+    run does), the mean of its ``ups=``, its validation perplexities (``valid``: update -> perplexity; the last as
+    ``valid_ppl`` at ``valid_update``), and its threads where train_background.sh logged them (else None)."""
     runs: list[dict] = []
     cur: dict | None = None
     threads = None  # train_background.sh's "threads: N" line, before the run it starts
@@ -63,16 +63,20 @@ def log_runs(path: str) -> list[dict]:
                 continue
             if cur is None:
                 continue
-            if stamp:
-                cur["t1"] = stamp
+            # the run's end: its last line of progress (the next run's start-up lines, stamped after the hours
+            # between two sessions, come before that run's own start line)
+            progress = False
             if m := _INNER.search(line):
-                cur["updates_logged"] = int(m[1])
+                cur["updates_logged"], progress = int(m[1]), True
                 if u := re.search(r"ups=([\d.]+)", line):
                     cur["ups_list"].append(float(u[1]))
             if m := _SAVED.search(line):
-                cur["saved"] = int(m[1])
+                cur["saved"], progress = int(m[1]), True
             if m := _VALID.search(line):
-                cur["valid_ppl"], cur["valid_update"] = float(m[2]), int(m[3])
+                cur["valid_ppl"], cur["valid_update"], progress = float(m[2]), int(m[3]), True
+                cur.setdefault("valid", {})[int(m[3])] = float(m[2])
+            if progress and stamp:
+                cur["t1"] = stamp
     for r in runs:
         r["wall_s"] = (r.pop("t1") - r.pop("t0")).total_seconds()
         ups = r.pop("ups_list")
@@ -232,7 +236,10 @@ def main(argv=None) -> int:
             )
         every += [{**r, "command": cmd} for r in got]
     runs, left_out = model_runs(every)
-    lg = next((r for r in reversed(runs) if "valid_ppl" in r), {})
+    # the validation of the checkpoint shipped (make_models.sh exports the lowest validation loss, not the last)
+    valid = {u: ppl for r in runs for u, ppl in r.get("valid", {}).items()}
+    shipped = ck["updates"] if ck["updates"] in valid else max(valid, default=None)
+    lg = {"valid_ppl": valid[shipped], "valid_update": shipped} if shipped is not None else {}
     wall = sum(r.get("wall_s", 0) for r in runs)
     ups = [r["ups"] for r in runs if "ups" in r]
     title = args.title or os.path.basename(os.path.normpath(args.model_dir))

@@ -18,12 +18,17 @@ protocol() { python -c 'import sys; from fairseq_plugins.checkpoint import proto
 # The shipped model to continue, when work/ is gone: of the recipe's own protocol only (the test-halves models
 # replace the x20 ones under the same names: data/models/enfr may be enfr_half's model)
 shipped=""
-if [[ $name == *_half ]]; then
+if [ -f "$ckpt" ]; then
+  :  # this machine's own run goes on; no shipped model is read
+elif [[ $name == *_half ]]; then
   for d in "data/models/$name" "data/models/${name%_half}"; do
-    if [ -d "$d" ] && [ "$(protocol "$d")" = halves ]; then shipped=$d; break; fi
+    [ -d "$d" ] || continue
+    p=$(protocol "$d")  # on its own line: set -e stops here if the record cannot be read
+    if [ "$p" = halves ]; then shipped=$d; break; fi
   done
 elif [ -d "data/models/$name" ]; then
-  if [ "$(protocol "data/models/$name")" = halves ]; then
+  p=$(protocol "data/models/$name")
+  if [ "$p" = halves ]; then
     echo "data/models/$name is a model of the test-halves protocol: continuing it on $name's text (every test sentence x20) would mix the two; train ${name}_half" >&2
     exit 2
   fi

@@ -208,7 +208,7 @@ def test_the_report_says_the_models_protocol_and_compares_eflomal_as_they_saw_th
     assert "Protocol of our models: the test halves (benchmarks/results/halves_protocol.md: 254 of the 254" in text
     # halves: eflomal with every test sentence once (29.5), not the x20 run (20.0)
     assert "against eflomal on the same text (test sentences x1) `gdfa-x1` 29.5" in text
-    assert "with the test sentences x20 (the NMT models saw the odd-numbered once, the even-numbered never)" in text
+    assert "corpus with the test sentences x20 (the NMT models' corpus, but they saw the odd-numbered once" in text
     text = exp.write_report(str(tmp_path), {**meta, "protocol": "x20"}, {}, {}, {}, [{**row, "hyp": "sym"}], [], efl)
     assert "against eflomal on the same text (test sentences x20) `gdfa-x20` 20.0" in text
     assert "here each 20 times" in text and "with the test sentences x1 (the NMT models saw them x20)" in text

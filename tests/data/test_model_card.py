@@ -26,6 +26,7 @@ training enfr_half from scratch
 2026-12-04 09:20:11 | INFO | fairseq.checkpoint_utils | Saved checkpoint work/x/checkpoints/checkpoint_1_500.pt (epoch 1 @ 500 updates, score 7.7) (writing took 0.3 seconds)
 Terminated
 resuming from work/x/checkpoints/checkpoint_last.pt
+2026-12-05 09:59:50 | INFO | fairseq_cli.train | {{'_name': None, 'common': ...}}
 2026-12-05 10:00:00 {T} Loaded checkpoint work/x/checkpoints/checkpoint_last.pt (epoch 1 @ 500 updates)
 2026-12-05 10:30:00 | INFO | train_inner | epoch 001:    1000 / 1243 loss=7.0, ups=0.35, num_updates=1000, lr=0.001, wall=0
 2026-12-05 10:30:10 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 5.3 | nll_loss 3.9 | ppl 14.9 | wps 2900 | wpb 2589.8 | bsz 168 | num_updates 1000 | best_loss 5.3
@@ -45,11 +46,13 @@ def test_log_runs_split_a_log_of_resumed_runs(tmp_path):
     assert [r["start_update"] for r in runs] == [0, 0, 500, 1000]
     assert [r.get("saved") for r in runs] == [None, 500, 1000, None]
     assert [r.get("updates_logged") for r in runs] == [50, 500, 1050, None]
-    # 08:00:00 -> 08:10:00 = 600 s; 09:00:00 -> 09:20:11 = 1211 s; 10:00:00 -> 10:33:20 = 2000 s; one stamp: 0 s
+    # 08:00:00 -> 08:10:00 = 600 s; 09:00:00 -> 09:20:11 = 1211 s (the next run's start-up line, stamped a day
+    # later, is not this run's); 10:00:00 -> 10:33:20 = 2000 s; one stamp: 0 s
     assert [r["wall_s"] for r in runs] == [600, 1211, 2000, 0]
     assert runs[2]["ups"] == pytest.approx((0.35 + 0.45) / 2)
     assert [r["threads"] for r in runs] == [None, None, None, 2]  # logged by train_background.sh since 2026-12-07
     assert (runs[2]["valid_ppl"], runs[2]["valid_update"]) == (14.9, 1000)
+    assert runs[1]["valid"] == {500: 128.0} and runs[2]["valid"] == {1000: 14.9}
     model, left_out = model_card.model_runs(runs)
     assert model == runs[1:] and left_out == 1  # the first run from scratch trained a model since lost
 

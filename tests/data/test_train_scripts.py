@@ -40,3 +40,16 @@ def test_make_models_fren_x20_does_not_take_a_half_models_pieces(halves_enfr):
     r = run(halves_enfr, "make_models.sh", "fren")
     assert r.returncode == 2 and "fren (x20) needs the x20 En->Fr's pieces" in r.stderr
     assert sorted(os.listdir(halves_enfr)) == ["data"]
+
+
+def test_the_second_direction_continues_its_own_shipped_model_without_work(tmp_path):
+    # data/models/fren of the test-halves protocol and no work/ (a fresh machine): train_background.sh fren_half
+    # continues it with its own pieces (RESUME), not "prepare work/enfr_half first"; it stops later, here, at the
+    # weights this stand-in folder lacks
+    d = tmp_path / "data" / "models" / "fren"
+    d.mkdir(parents=True)
+    (d / "model_config.json").write_text(json.dumps({"training_text": {"test_halves": {"seen_once": 219}}}))
+    os.symlink(SCRIPTS, tmp_path / "data" / "scripts")  # the scripts call each other from the repository root
+    r = run(tmp_path, "train_background.sh", "fren_half")
+    assert r.returncode != 0 and "prepare work/enfr_half first" not in r.stderr
+    assert "data/models/fren" in r.stderr  # it went for the shipped model's weights

@@ -319,6 +319,9 @@ def test_read_training_text_from_a_folder_a_checkpoint_or_nothing(tmp_path):
     (tmp_path / "model" / "model_config.json").write_text(json.dumps({"training_text": {"test_halves": halves,
                                                                                       "test_repeat": None}}))  # fmt: skip
     assert ck.read_training_text(tmp_path / "model") == {"test_halves": halves}
+    # a file of the model (its weights) reads the config beside it, as the folder does
+    assert ck.read_training_text(tmp_path / "model" / "model.safetensors") == {"test_halves": halves}
+    assert ck.read_training_text(tmp_path / "model" / "model.pt") == {"test_halves": halves}
     (tmp_path / "run" / "checkpoints").mkdir(parents=True)
     (tmp_path / "run" / "prepare.json").write_text(json.dumps({"test_repeat": 20, "test_halves": None}))
     assert ck.read_training_text(tmp_path / "run" / "checkpoints" / "checkpoint_best.pt") == {"test_repeat": 20}
