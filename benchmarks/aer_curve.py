@@ -85,10 +85,12 @@ def curve_point(rows: list[dict], methods: list[str]) -> dict:
     return out
 
 
-def held_out_point(rows: list[dict], counts: dict, methods: list[str]) -> dict:
+def held_out_point(rows: list[dict], counts: dict, methods: list[str], halves: dict | None = None) -> dict:
     """{"METHOD-SHIFT": AER} with the layer chosen on one half of the sentences (i % 2) and scored on the
     other, both ways round, pooled (``eval.experiment.held_out_choice``): the stopping rule's figure, free of
-    the in-sample choice of layer that the best-layer columns make."""
+    the in-sample choice of layer that the best-layer columns make. ``halves`` (filled when given):
+    {"METHOD-SHIFT": [AER on the odd-numbered, AER on the even-numbered]}, each with the layer chosen on the other
+    (the test-halves models saw the odd-numbered once, the even-numbered never)."""
     out = {}
     names = [r["hyp"] for r in layer_rows(rows)]
     folds = folds_of(len(next(iter(counts.values()))), 2)
@@ -96,7 +98,10 @@ def held_out_point(rows: list[dict], counts: dict, methods: list[str]) -> dict:
         for shift in ("awo", "awi"):
             cand = [n for n in names if parse_name(n).method == method and parse_name(n).shift == shift]
             if cand:
-                out[f"{method}-{shift}"] = 100 * score_counts(held_out_choice(counts, cand, folds)["pooled"]).aer
+                got = held_out_choice(counts, cand, folds)
+                out[f"{method}-{shift}"] = 100 * score_counts(got["pooled"]).aer
+                if halves is not None:  # folds[k]: chosen on the other half, scored on half k (0: odd-numbered)
+                    halves[f"{method}-{shift}"] = [f["test_aer"] for f in got["folds"]]
     return out
 
 
@@ -105,14 +110,23 @@ def format_curve(points: list[dict]) -> str:
     fairseq-train logs it), best-layer AER (layer) per method and shift."""
     cols = sorted({c for p in points for c in p["best"]}, key=lambda c: (c.endswith("awi"), c))
     held = "norm-awi" if any("norm-awi" in p.get("held_out", {}) for p in points) else None
-    head = "| updates | valid loss | " + " | ".join(cols) + (f" | {held} held-out |" if held else " |")
-    lines = [head, "|---:|---:|" + "---:|" * (len(cols) + bool(held))]
+    by_half = held if any(held in p.get("held_out_halves", {}) for p in points) else None
+    head = (
+        "| updates | valid loss | "
+        + " | ".join(cols)
+        + (f" | {held} held-out |" if held else " |")
+        + (" odd / even |" if by_half else "")
+    )
+    lines = [head, "|---:|---:|" + "---:|" * (len(cols) + bool(held) + bool(by_half))]
     for p in sorted(points, key=lambda p: p["updates"]):
         loss = "" if p.get("val_loss") is None else f"{p['val_loss']:.3f}"
         cells = [f"{p['best'][c]['aer']:.1f} (L{p['best'][c]['layer']})" if c in p["best"] else "" for c in cols]
         if held:
             v = p.get("held_out", {}).get(held)
             cells.append("" if v is None else f"{v:.1f}")
+        if by_half:
+            h = p.get("held_out_halves", {}).get(by_half)
+            cells.append("" if h is None else f"{h[0]:.1f} / {h[1]:.1f}")
         lines.append(f"| {p['updates']} | {loss} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -151,7 +165,8 @@ def _write(out: str, points: list[dict], title: str) -> None:
     md = (
         f"# {title}\n\nBest layer per method and shift; AER (%) against the gold (sure + possible), word level. "
         "`norm-awi held-out`: the layer chosen on one half of the sentences (i % 2) and scored on the other, both "
-        "ways round, pooled: the figure of the model card's stopping rule."
+        "ways round, pooled: the figure of the model card's stopping rule; `odd / even`: the same on the "
+        "odd-numbered sentences (seen once by the test-halves models) and on the even-numbered (never seen) apart."
         f"\n\n{format_curve(points)}\n\n![AER against updates]({os.path.basename(out)}.png)\n"
     )
     for ext, body in ((".json", json.dumps({"title": title, "points": points}, indent=1)), (".md", md)):
@@ -182,7 +197,8 @@ def measure(args: argparse.Namespace, out: str) -> list[dict]:
             points = json.load(f)["points"]
     if any(p.get("sentences") != len(pairs) or p.get("methods") != args.methods for p in points):
         raise ValueError(f"{out}.json holds points measured on other sentences or methods; use another --out")
-    done = {p["updates"] for p in points if "held_out" in p}  # a point without the held-out column is measured again
+    # a point without the held-out columns is measured again
+    done = {p["updates"] for p in points if "held_out" in p and "held_out_halves" in p}
     swap = args.src != args.pair[:2]
     sent = [(b, a) for a, b in pairs] if swap else pairs
     for ckpt in args.checkpoints:
@@ -207,7 +223,8 @@ def measure(args: argparse.Namespace, out: str) -> list[dict]:
             "sentences": len(pairs),
             "methods": args.methods,
             "best": curve_point(rows, args.methods.split(",")),
-            "held_out": held_out_point(rows, counts, args.methods.split(",")),
+            "held_out": held_out_point(rows, counts, args.methods.split(","), halves := {}),
+            "held_out_halves": halves,
             "seconds": round(time.time() - t0, 1),
         }
         points.append(point)

@@ -40,6 +40,27 @@ def test_curve_point_takes_each_methods_best_layer_per_shift(curve):
     }
 
 
+def test_held_out_by_half(curve):
+    import numpy as np
+
+    from eval.metrics import SentenceCounts
+
+    def counts(*good):  # one link per sentence, one sure gold link: a hit (AER 0) or a miss (AER 100)
+        return SentenceCounts(*(np.array(x, dtype=np.int32) for x in ([1] * 4, [1] * 4, good, good)))
+
+    # 4 sentences; 0-based 0 and 2 the odd-numbered, 1 and 3 the even-numbered.
+    # layer 0 hits the odd-numbered only; layer 1 hits sentence 0 and the even-numbered.
+    c = {"norm-awi-layer0.align": counts(1, 0, 1, 0), "norm-awi-layer1.align": counts(1, 1, 0, 1)}
+    rows = [row(n, 0.0) for n in c]
+    halves = {}
+    pooled = curve.held_out_point(rows, c, ["norm"], halves)
+    # chosen on the even-numbered: layer 1 (0 against 100), so the odd-numbered score 1 - (1 + 1) / (2 + 2) = 50;
+    # chosen on the odd-numbered: layer 0 (0 against 50), so the even-numbered score 100; pooled 1 - 2 / 8 = 75
+    assert halves == {"norm-awi": [50.0, 100.0]} and pooled == {"norm-awi": 75.0}
+    pts = [{"updates": 500, "best": {}, "held_out": pooled, "held_out_halves": halves}]
+    assert curve.format_curve(pts).splitlines()[2] == "| 500 |  | 75.0 | 50.0 / 100.0 |"  # no best-layer column
+
+
 def test_format_curve_sorts_by_updates_and_leaves_missing_cells_empty(curve):
     pts = [
         {"updates": 500, "val_loss": None, "best": {"attn-awo": {"aer": 80.0, "layer": 2}}},
