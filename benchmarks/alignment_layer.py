@@ -342,6 +342,7 @@ def table(r: dict, names: list[str], tnames: list[str]) -> str:
         f"# The alignment layer on {r['test_set']} ({r['model']} with {r['reverse_model']})",
         "",
         f"Protocol of the models' training text: **{r['protocol']}**"
+        + (" (their record's, or assumed x20 where it records nothing)" if r["protocol"] == "x20" else "")
         + (
             "; the gold set's odd-numbered pairs added to the layer's corpus once"
             if r.get("gold_once") == "odd"

@@ -112,7 +112,8 @@ EFLOMAL = {"rwth": "eflomal_deen_x{}", "hansards": "eflomal_enfr_x{}"}
 """eflomal's links (benchmarks/eflomal_baseline.py), the test sentences repeated as often as the protocol's models saw
 them: 20 for x20; once for halves (eflomal must see a sentence to align it: lilt's protocol for both halves)."""
 PROTOCOLS = {
-    "x20": "the models saw every gold pair twenty times in training (never its links)",
+    "x20": "the models saw every gold pair twenty times in training (never its links; as their model_config.json's "
+    "training_text records, or assumed where it records nothing, as for the models shipped up to 0.2.0)",
     "halves": "the models saw the odd-numbered gold pairs once in training and the even-numbered never "
     "(make_models.sh NAME_half; never any link): figures given per half",
 }

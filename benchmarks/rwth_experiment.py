@@ -426,8 +426,8 @@ def held_out_section(directions: dict, held: dict, n: int) -> list[str]:
 
 PROTOCOL_TEXT = {
     "x20": "Protocol of our models and of eflomal: the training text plus the test sentences (never their gold "
-    "links), as lilt/alignment-scripts trains every aligner, here each 20 times; the paper removed the test "
-    "sentences.",
+    "links), as lilt/alignment-scripts trains every aligner, here each 20 times (as the models' record says, or "
+    "assumed where it says nothing, as for the models shipped up to 0.2.0); the paper removed the test sentences.",
     "halves": "Protocol of our models: the test halves (benchmarks/results/halves_protocol.md: {record}; never a gold "
     "link); eflomal trained on the same corpus with every test sentence once (it must see a sentence to align it), "
     "as lilt/alignment-scripts trains every aligner; the paper removed the test sentences.",
