@@ -131,6 +131,31 @@ def format_curve(points: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def stopping_rule(points: list[dict], min_updates: int, window: int = 2000, delta: float = 0.5) -> str:
+    """The model cards' stopping rule on the ``norm-awi`` held-out column, in one line: stop once the run has at
+    least ``min_updates`` and the last ``window`` updates lowered the best held-out AER by less than ``delta``
+    points (the x20 cards: min 0; the test-halves protocol, halves_protocol.md: 6,000)."""
+    got = {p["updates"]: p["held_out"]["norm-awi"] for p in points if "norm-awi" in p.get("held_out", {})}
+    if not got:
+        return "stopping rule: no held-out norm-awi figure yet"
+    last = max(got)
+
+    def best_upto(u: int) -> float:
+        return min(v for k, v in got.items() if k <= u)
+
+    now = best_upto(last)
+    head = f"stopping rule (at least {min_updates} updates; {window} more lowering the best held-out norm-awi AER by "
+    head += f"less than {delta}): at {last} updates the best is {now:.1f}"
+    if last < min_updates:
+        return head + f"; {min_updates - last} updates before the rule applies: go on"
+    if last - window not in got:
+        return head + f"; no point at {last - window} updates to compare with: go on"
+    gain = best_upto(last - window) - now
+    if gain < delta:
+        return head + f", {gain:.1f} below the best at {last - window}: stop (ship the lowest validation loss)"
+    return head + f", {gain:.1f} below the best at {last - window}: go on"
+
+
 def plot_curve(points: list[dict], path: str, title: str) -> None:
     """AER of each method/shift's best layer against updates."""
     import matplotlib
@@ -161,13 +186,14 @@ def plot_curve(points: list[dict], path: str, title: str) -> None:
     os.replace(tmp, path)
 
 
-def _write(out: str, points: list[dict], title: str) -> None:
+def _write(out: str, points: list[dict], title: str, rule: int | None = None) -> None:
+    verdict = f"\n\n{stopping_rule(points, rule)}." if rule is not None else ""
     md = (
         f"# {title}\n\nBest layer per method and shift; AER (%) against the gold (sure + possible), word level. "
         "`norm-awi held-out`: the layer chosen on one half of the sentences (i % 2) and scored on the other, both "
         "ways round, pooled: the figure of the model card's stopping rule; `odd / even`: the same on the "
         "odd-numbered sentences (seen once by the test-halves models) and on the even-numbered (never seen) apart."
-        f"\n\n{format_curve(points)}\n\n![AER against updates]({os.path.basename(out)}.png)\n"
+        f"\n\n{format_curve(points)}{verdict}\n\n![AER against updates]({os.path.basename(out)}.png)\n"
     )
     for ext, body in ((".json", json.dumps({"title": title, "points": points}, indent=1)), (".md", md)):
         with open(out + ext + ".tmp", "w", encoding="utf-8") as f:
@@ -257,6 +283,13 @@ def main(argv=None) -> int:
     ap.add_argument("--methods", default="attn,norm,attn-res-ln")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument(
+        "--stopping-rule",
+        type=int,
+        metavar="MIN_UPDATES",
+        help="say under the table whether the cards' stopping rule fired, applying from MIN_UPDATES (the "
+        "test-halves protocol: 6000; the x20 cards: 0)",
+    )
     args = ap.parse_args(argv)
     try:
         langs = testsets.get(args.test_set).langs
@@ -277,8 +310,10 @@ def main(argv=None) -> int:
         f"{args.src.title()}->{args.tgt.title()} on test set {args.test_set} "
         f"({points[-1]['sentences'] if points else 0} sentences)"
     )
-    _write(out, points, title)
+    _write(out, points, title, args.stopping_rule)
     print(format_curve(points))
+    if args.stopping_rule is not None:
+        print(stopping_rule(points, args.stopping_rule))
     return 0
 
 

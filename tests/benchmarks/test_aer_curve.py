@@ -123,3 +123,19 @@ def test_whole_run_on_the_shipped_model(curve, tmp_path, capsys):
     # --src/--tgt must be the languages of --pair (usage error, exit 2).
     with pytest.raises(SystemExit):
         curve.main(args[:8] + ["--pair", "deen"])
+
+
+def test_stopping_rule_as_the_cards_applied_it(curve):
+    def pts(**by_update):
+        return [{"updates": int(u[1:]), "held_out": {"norm-awi": v}} for u, v in by_update.items()]
+
+    # the x20 Fr->En card: 24.3 at 8,500 stayed the best until 10,500: 0.0 in 2,000 updates, the rule fired
+    fren = pts(u8500=24.3, u9000=24.9, u9500=25.2, u10000=25.1, u10500=24.8)
+    assert curve.stopping_rule(fren, 0).endswith("at 10500 updates the best is 24.3, 0.0 below the best at 8500: "
+                                                 "stop (ship the lowest validation loss)")  # fmt: skip
+    # the x20 En->Fr card at 9,500: 20.5 -> 19.4, 1.1 in 2,000 updates: go on
+    enfr = pts(u7500=20.5, u8000=20.2, u8500=19.8, u9000=19.6, u9500=19.4)
+    assert curve.stopping_rule(enfr, 0).endswith("1.1 below the best at 7500: go on")
+    # the test-halves protocol applies it from 6,000 updates only
+    assert curve.stopping_rule(fren[:1], 9000).endswith("500 updates before the rule applies: go on")
+    assert curve.stopping_rule(fren[1:], 0).endswith("no point at 8500 updates to compare with: go on")
