@@ -4,6 +4,7 @@ on the x20 recipe's text, nor lends it its pieces (refused before anything is wr
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -15,7 +16,9 @@ SCRIPTS = os.path.join(ROOT, "data", "scripts")
 
 def run(tmp_path, script, *args):
     """Run a script from a folder holding only data/models/ (nothing of the repository can be touched)."""
-    env = {**os.environ, "PYTHONPATH": ROOT, "SHARED": str(tmp_path / "none")}
+    # the scripts run with the project's .venv active (their usage): its python first on PATH, as under ./run test
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    env = {**os.environ, "PATH": path, "PYTHONPATH": ROOT, "SHARED": str(tmp_path / "none")}
     return subprocess.run(["bash", os.path.join(SCRIPTS, script), *args], cwd=tmp_path, capture_output=True,
                           text=True, env=env, timeout=120)  # fmt: skip
 
