@@ -34,6 +34,7 @@ from align.cli.extract import main as extract  # noqa: E402
 from align.cli.train import main as train  # noqa: E402
 from align.extraction.alignment_layer import CONFIG, WEIGHTS  # noqa: E402
 from align.gold import testsets  # noqa: E402
+from align.gold.protocol import ProtocolError, add_protocol_argument, protocol_of  # noqa: E402
 from align.io.atomic import write_text_atomic  # noqa: E402
 from align.io.formats import read_alignments  # noqa: E402
 from align.spec.signature import file_digest  # noqa: E402
@@ -167,13 +168,7 @@ def main(argv=None) -> int:
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--every", type=int, default=100, help="steps between checkpoints measured")
-    ap.add_argument(
-        "--protocol",
-        choices=("auto", "x20", "halves"),
-        default="auto",
-        help="what the models' training text held of the gold: x20 or halves (the odd-numbered once, the even "
-        "never); auto (default): what both models' record says (they must agree)",
-    )
+    add_protocol_argument(ap, "Labels the report (halves: by half, seen once and never seen).")
     ap.add_argument(
         "--gold-once",
         choices=("none", "odd"),
@@ -190,11 +185,9 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--cost-only", action="store_true", help="time the extraction into an earlier run's OUT.json")
     args = ap.parse_args(argv)
-    from fairseq_plugins.checkpoint import CheckpointError, protocol_of
-
     try:  # the report's protocol is the models' own record, the same for both
         args.protocol = protocol_of([args.model, args.reverse_model], args.protocol)
-    except CheckpointError as e:
+    except ProtocolError as e:
         raise SystemExit(str(e)) from None
     # the layer's corpus holds the gold as the models' training text did
     args.gold_once = args.gold_once or ("odd" if args.protocol == "halves" else "none")

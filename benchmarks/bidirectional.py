@@ -51,6 +51,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from align.gold import testsets  # noqa: E402
+from align.gold.protocol import ProtocolError, add_protocol_argument, describe_halves, protocol_of, read_training_text  # noqa: E402
 from align.gold.testsets import shared_data_dir  # noqa: E402
 from align.io.atomic import write_text_atomic  # noqa: E402
 from align.io.formats import read_alignments  # noqa: E402
@@ -111,7 +112,7 @@ OUTPUTS = {
 EFLOMAL = {"rwth": "eflomal_deen_x{}", "hansards": "eflomal_enfr_x{}"}
 """eflomal's links (benchmarks/eflomal_baseline.py), the test sentences repeated as often as the protocol's models saw
 them: 20 for x20; once for halves (eflomal must see a sentence to align it: lilt's protocol for both halves)."""
-PROTOCOLS = {
+PROTOCOL_TEXT = {
     "x20": "the models saw every gold pair twenty times in training (never its links; as their model_config.json's "
     "training_text records, or assumed where it records nothing, as for the models shipped up to 0.2.0)",
     "halves": "the models saw the odd-numbered gold pairs once in training and the even-numbered never "
@@ -402,22 +403,17 @@ def main(argv=None) -> int:
     ap.add_argument("--shared", help="the shared data folder (default $NORM_ALIGN_SHARED)")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results"))
     ap.add_argument("--name", help="default bidirectional_<test set>")
-    ap.add_argument(
-        "--protocol",
-        choices=["auto", *sorted(PROTOCOLS)],
-        default="auto",
-        help="what the models saw of the gold pairs: x20 (the shipped models up to 0.2.0) or halves (the odd-numbered "
-        "once, the even never); auto (default): what both models' record says (they must agree). Names eflomal's run "
-        "to test against, labels the report and its default name (halves: bidirectional_SET_halves)",
+    add_protocol_argument(
+        ap,
+        "Names eflomal's run to test against, labels the report and its default name (halves: "
+        "bidirectional_SET_halves).",
     )
     args = ap.parse_args(argv)
     args.shared = shared_data_dir(args.shared)
     t0 = time.time()
-    from fairseq_plugins.checkpoint import CheckpointError, protocol_of
-
     try:  # the report's labels are the models' own record: "never seen" only of models that never saw them
         args.protocol = protocol_of([args.forward, args.reverse], args.protocol)
-    except CheckpointError as e:
+    except ProtocolError as e:
         raise SystemExit(str(e)) from None
     # the x20 tables stay what they are: a halves run is written beside them
     name = args.name or f"bidirectional_{args.test_set}" + ("_halves" if args.protocol == "halves" else "")
@@ -464,12 +460,10 @@ def main(argv=None) -> int:
         if os.path.exists(p):  # 0-based, source first
             baselines[label] = count_matches(gold, first_n(read_alignments(p, "pharaoh", 0)))
     tests = paired_tests(res, baselines, args.bootstrap)
-    from fairseq_plugins.checkpoint import describe_halves, read_training_text
-
     record = read_training_text(args.forward).get("test_halves")
     meta = {
         "protocol": args.protocol,
-        "protocol_text": PROTOCOLS[args.protocol]
+        "protocol_text": PROTOCOL_TEXT[args.protocol]
         + (f" (the models' record: {describe_halves(record)})" if record else ""),
         "eflomal": os.path.basename(efl_dir),
         "test_set": args.test_set,

@@ -42,6 +42,7 @@ from align.confidence.calibration import (  # noqa: E402
 )
 from align.extraction.plan import calibration_setting  # noqa: E402
 from align.gold import testsets  # noqa: E402
+from align.gold.protocol import ProtocolError, add_protocol_argument, protocol_of  # noqa: E402
 from align.io.atomic import write_text_atomic  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
 from align.spec.setting import Setting  # noqa: E402
@@ -243,20 +244,16 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, default=0, help="only the first N sentences of each set (a quick look)")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--out", help="PREFIX of the outputs (default benchmarks/results/confidence[_halves])")
-    ap.add_argument(
-        "--protocol",
-        choices=("auto", "x20", "halves"),
-        default="auto",
-        help="x20: fit on each half, measure on the other, pooled; halves: fit on the odd-numbered (seen once), "
-        "measure on the even-numbered (never seen); auto (default): what the models' record says (they must agree)",
+    add_protocol_argument(
+        ap,
+        "x20: fit on each half, measure on the other, pooled; halves: fit on the odd-numbered (seen "
+        "once), measure on the even-numbered (never seen).",
     )
     args = ap.parse_args(argv)
-    from fairseq_plugins.checkpoint import CheckpointError, protocol_of
-
     chosen = [model for name, model, _ in SETS if name in args.sets.split(",")]
     try:
         args.protocol = protocol_of([os.path.join(ROOT, "data", "models", m) for m in chosen], args.protocol)
-    except CheckpointError as e:
+    except ProtocolError as e:
         print(f"confidence: {e}", file=sys.stderr)
         return 1
     fits = (0,) if args.protocol == "halves" else (0, 1)

@@ -27,6 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from align.gold import testsets  # noqa: E402
+from align.gold.protocol import ProtocolError, describe_halves, protocol_of, read_training_text  # noqa: E402
 from align.gold.testsets import shared_data_dir  # noqa: E402
 from align.io.formats import read_alignments  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
@@ -432,7 +433,7 @@ PROTOCOL_TEXT = {
     "link); eflomal trained on the same corpus with every test sentence once (it must see a sentence to align it), "
     "as lilt/alignment-scripts trains every aligner; the paper removed the test sentences.",
 }
-"""The report's protocol sentence, from what the models' record says (fairseq_plugins.checkpoint.protocol_of)."""
+"""The report's protocol sentence, from what the models' record says (align.gold.protocol.protocol_of)."""
 EFLOMAL_BESIDE = {
     "x20": {True: " (exactly the NMT models' text)", False: " (the NMT models saw them x20)"},
     "halves": {True: " (the NMT models' corpus, but they saw the odd-numbered once and the even-numbered never)",
@@ -607,12 +608,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.others is None:
         args.others = os.path.join(shared_data_dir(), "system_outputs")
-    from fairseq_plugins.checkpoint import CheckpointError, describe_halves, protocol_of, read_training_text
-
     present = [m for m in (args.forward, args.reverse) if os.path.isdir(m) or os.path.isfile(m)]
     try:  # the report says what the models saw of the gold: their own record, the same for both
         protocol = protocol_of(present)
-    except CheckpointError as e:
+    except ProtocolError as e:
         print(f"rwth_experiment: {e}", file=sys.stderr)
         return 1
     args.name = args.name or "rwth_deen" + ("_halves" if protocol == "halves" else "")

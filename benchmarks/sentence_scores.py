@@ -52,6 +52,7 @@ from align.confidence.sentence import (  # noqa: E402
 )
 from align.extraction.engine import LOGPROBS  # noqa: E402
 from align.gold import testsets  # noqa: E402
+from align.gold.protocol import ProtocolError, add_protocol_argument, protocol_of  # noqa: E402
 from align.io.atomic import write_text_atomic  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
 from align.spec.setting import Setting  # noqa: E402
@@ -63,7 +64,7 @@ SETS = {
     "rwth": ("deen", "ende", "RWTH De-En", "enfr_extra/flores101-devtest/flores101-devtest.fr"),
 }
 METHOD = "norm"
-PROTOCOLS = {
+PROTOCOL_TEXT = {
     "x20": "the models saw every gold pair twenty times in training (x20), which flatters the clean pairs (their "
     "cross-entropy is lower than a new pair's would be); fitted on each half, measured on the other, both pooled",
     "halves": "the models saw the odd-numbered gold pairs once in training and the even-numbered never (the "
@@ -317,7 +318,7 @@ def markdown(results: list[dict], meta: dict) -> str:
         "is better; `length ratio`: `-|log(T/S)|`; the last column fits on every kind, the one measured "
         "included (what leave-one-kind-out gives up). A noisy copy equal to its pair is left out (`equal`).",
         "",
-        f"**Protocol of the models** (`{meta.get('protocol', 'x20')}`): {PROTOCOLS[meta.get('protocol', 'x20')]}."
+        f"**Protocol of the models** (`{meta.get('protocol', 'x20')}`): {PROTOCOL_TEXT[meta.get('protocol', 'x20')]}."
         + (
             " The figures on pairs the models never saw come with the models of the test-halves protocol "
             "(issue 46: `--protocol halves`)."
@@ -393,13 +394,10 @@ def main(argv=None) -> int:
     ap.add_argument("--out", help="PREFIX of the .json/.md/.png (default benchmarks/results/sentence_scores[_halves])")
     ap.add_argument("--models-dir", default=os.path.join(ROOT, "data", "models"), help="where the four models are")
     ap.add_argument("--model-suffix", default="", help="the models' folder names end with it (e.g. _half: enfr_half)")
-    ap.add_argument(
-        "--protocol",
-        choices=["auto", *sorted(PROTOCOLS)],
-        default="auto",
-        help="what the models saw of the gold pairs: x20 (fit and measure on each half, pooled) or halves (fit on "
-        "the odd-numbered, seen once; measure on the even-numbered, never seen); auto (default): what every model's "
-        "record says (they must agree)",
+    add_protocol_argument(
+        ap,
+        "x20: fit and measure on each half, pooled; halves: fit on the odd-numbered (seen once), "
+        "measure on the even-numbered (never seen).",
     )
     ap.add_argument(
         "--plain-weights",
@@ -408,15 +406,13 @@ def main(argv=None) -> int:
     )
     args = ap.parse_args(argv)
     BALANCE["on"] = not args.plain_weights
-    from fairseq_plugins.checkpoint import CheckpointError, protocol_of
-
     unknown = [s for s in args.sets.split(",") if s not in SETS]
     if unknown:
         ap.error(f"--sets: unknown {', '.join(unknown)}; valid: {', '.join(SETS)}")
     models = [os.path.join(args.models_dir, m + args.model_suffix) for s in args.sets.split(",") for m in SETS[s][:2]]
     try:  # "pairs the models never saw" only of models that never saw them; every model of the run alike
         args.protocol = protocol_of(models, args.protocol)
-    except CheckpointError as e:
+    except ProtocolError as e:
         raise SystemExit(str(e)) from None
     name = "sentence_scores" + ("_halves" if args.protocol == "halves" else "")  # the x20 figures stay as they are
     args.out = args.out or os.path.join(ROOT, "benchmarks", "results", name)

@@ -28,7 +28,7 @@ import os
 import pickle
 import re
 import typing
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -532,68 +532,6 @@ def read_preprocessing(path: str | os.PathLike) -> dict:
     if not isinstance(pre, dict):
         raise CheckpointError(f"{config}: 'preprocessing' is a {type(pre).__name__}; expected an object")
     return pre
-
-
-def read_training_text(path: str | os.PathLike) -> dict:
-    """What a model's training text held of the gold test sentences (``test_repeat`` N, or ``test_halves``): the
-    ``training_text`` of a shipped model's ``model_config.json`` (data/scripts/export_model.py writes it; given the
-    folder or a file in it), or for a training checkpoint ``work/NAME/checkpoints/*.pt`` its run's
-    ``work/NAME/prepare.json``; ``{}`` when neither
-    says (the models shipped up to 0.2.0 predate the record: x20)."""
-    p = os.fspath(path)
-    if os.path.isdir(p):
-        candidates = [os.path.join(p, "model_config.json")]
-    else:  # a model's file (its config beside it), or a training checkpoint (its run's prepare.json above it)
-        candidates = [os.path.join(os.path.dirname(os.path.abspath(p)), "model_config.json")]
-        if p.endswith(".pt"):
-            candidates += [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(p))), "prepare.json")]
-    for config in candidates:
-        if os.path.isfile(config):
-            try:
-                with open(config, encoding="utf-8") as f:
-                    d = json.load(f)
-            except (OSError, ValueError) as e:
-                raise CheckpointError(f"{config}: not readable JSON ({e})") from None
-            got = (d.get("training_text") or {}) if config.endswith("model_config.json") else d
-            return {k: got[k] for k in ("test_repeat", "test_halves") if isinstance(got, dict) and got.get(k)}
-    return {}
-
-
-def describe_halves(record: Mapping[str, Any]) -> str:
-    """One sentence of what a test-halves model's training text held of the gold (``read_training_text(...)
-    ["test_halves"]``, prepare.py's counts): how many odd-numbered sentences it held once, and which it left out."""
-    once, left = int(record.get("seen_once", 0)), int(record.get("odd_not_added_equal_to_an_even_one", 0))
-    text = f"{once} of the {once + left} odd-numbered test sentences once in the training text"
-    if left:
-        text += f" ({left} equal to an even-numbered one left out: never wins)"
-    return text + f", the {int(record.get('never_seen', 0))} even-numbered never"
-
-
-PROTOCOLS = ("x20", "halves")
-"""What a model's training text held of the gold test sentences: ``x20`` every one twenty times (the models shipped
-up to 0.2.0, which predate the record, and any model whose record does not say test_halves), ``halves`` the
-odd-numbered once and the even-numbered never (benchmarks/results/halves_protocol.md)."""
-
-
-def protocol_of(paths: Sequence[str | os.PathLike], wanted: str = "auto") -> str:
-    """The protocol (:data:`PROTOCOLS`) of the models at ``paths`` (folders or training checkpoints), which must
-    agree: figures labelled "never seen" must come from models that never saw those sentences, and a forward and a
-    reverse model of two protocols make a table of neither. ``wanted`` (not ``auto``): raise unless it is theirs.
-    :class:`CheckpointError` names the model that differs."""
-    got = {os.fspath(p): "halves" if read_training_text(p).get("test_halves") else "x20" for p in paths}
-    kinds = sorted(set(got.values()))
-    if len(kinds) > 1:
-        listing = "; ".join(f"{p}: {k}" for p, k in got.items())
-        raise CheckpointError(f"the models are of different test-sentence protocols ({listing}): train both alike")
-    actual = kinds[0] if kinds else "x20"
-    if wanted not in ("auto", actual):
-        if wanted == "halves":
-            raise CheckpointError(
-                f"{next(iter(got))}: --protocol halves needs models of the test-halves protocol (model_config.json's "
-                "training_text, or the run's prepare.json, says test_halves); these are not"
-            )
-        raise CheckpointError(f"--protocol {wanted}, but the models are of the {actual} protocol ({', '.join(got)})")
-    return actual
 
 
 def training_vocab(folder: str | os.PathLike, names: tuple[str, ...]) -> dict[str, str]:

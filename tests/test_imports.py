@@ -89,7 +89,7 @@ def _loaded(code: str) -> list[str]:
 def test_text_layer_and_eval_load_no_torch():
     mods = _loaded(
         "import align, align.io.formats, align.links.decode, align.links.symmetrize, align.spec, "
-        "align.links.subwords, align.links.rows, align.io.softscores, align.io.inputs, align.gold.testsets, "
+        "align.links.subwords, align.links.rows, align.io.softscores, align.io.inputs, align.gold.testsets, align.gold.protocol, "
         "align.confidence.calibration, align.confidence.ece, eval, eval.cli, eval.view"
     )
     assert '"torch"' not in mods and '"fairseq"' not in mods and '"matplotlib"' not in mods

@@ -24,6 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 from align.gold import testsets  # noqa: E402
+from align.gold.protocol import ProtocolError, protocol_of, read_training_text  # noqa: E402
 from align.io.atomic import write_text_atomic  # noqa: E402
 from align.io.formats import read_alignments, write_alignments  # noqa: E402
 from eval.cli import plot_heatmap, signature  # noqa: E402
@@ -81,11 +82,9 @@ def main(argv=None) -> int:
     if args.one_direction:
         args.reverse_model_dir = None
     if args.reverse_model_dir:  # a table of two models that saw the gold differently is of neither protocol
-        from fairseq_plugins.checkpoint import CheckpointError, protocol_of
-
         try:
             args.protocol = protocol_of([args.model_dir, args.reverse_model_dir])
-        except CheckpointError as e:
+        except ProtocolError as e:
             print(f"demo: {e}", file=sys.stderr)
             return 1
     t0 = time.time()
@@ -242,7 +241,7 @@ def both_directions(args, pairs, gold) -> dict | None:
     pair = {"hansards": "enfr", "rwth": "deen"}.get(args.test_set)
     # eflomal saw the test sentences as often as the model did: 20 times for the x20 models, once for the half models
     # (eflomal must see a sentence to align it)
-    times = 1 if training_text(args.model_dir).get("test_halves") else 20
+    times = 1 if read_training_text(args.model_dir).get("test_halves") else 20
     efl = os.path.join(ROOT, "benchmarks", "results", f"eflomal_{pair}_x{times}") if pair == args.src + args.tgt else ""
     efl_text = ""
     if all(os.path.exists(os.path.join(efl, f"{x}.align")) for x in ("intersect", "grow-diag-final-and")):
@@ -274,7 +273,7 @@ def by_half(gold, links, model_dir: str) -> str:
     n = len(gold)
     odd, even = list(range(0, n, 2)), list(range(1, n, 2))  # 1-based odd-numbered: 0-based lines 0, 2, ...
     aer = [score_corpus(gold.select(ix), links.select(ix)).aer * 100 for ix in (odd, even)]
-    seen = training_text(model_dir)
+    seen = read_training_text(model_dir)
     if seen.get("test_halves"):
         h = seen["test_halves"]
         left = int(h.get("odd_not_added_equal_to_an_even_one", 0))  # equal to an even-numbered one: never wins
@@ -298,13 +297,6 @@ def by_half(gold, links, model_dir: str) -> str:
         f"by half: odd-numbered sentences ({len(odd)}, {what[0]}) AER {aer[0]:.1f}; "
         f"even-numbered ({len(even)}, {what[1]}) AER {aer[1]:.1f}"
     )
-
-
-def training_text(model_dir: str) -> dict:
-    """What the model's training text held of the gold sentences (fairseq_plugins.checkpoint.read_training_text)."""
-    from fairseq_plugins.checkpoint import read_training_text
-
-    return read_training_text(model_dir)
 
 
 def write_view(

@@ -35,7 +35,7 @@ if [ -n "${RESUME:-}" ]; then  # keep the dictionary and SentencePiece model the
   resume_vocab=(--dict "$dict" --spm "$spm")
 fi
 if [ "$name" = fren ] && [ ${#resume_vocab[@]} -eq 0 ]; then  # x20 fren takes the x20 En->Fr's pieces (below)
-  p=$(python -c 'import sys; from fairseq_plugins.checkpoint import protocol_of; print(protocol_of(sys.argv[1:]))' data/models/enfr)
+  p=$(python -c 'import sys; from align.gold.protocol import protocol_of; print(protocol_of(sys.argv[1:]))' data/models/enfr)
   if [ "$p" = halves ]; then
     echo "data/models/enfr is a model of the test-halves protocol; fren (x20) needs the x20 En->Fr's pieces: give RESUME, or make fren_half" >&2; exit 2
   fi

@@ -14,7 +14,7 @@ set -euo pipefail
 name=$1; updates=${2:-30000}
 src=${name:0:2}; tgt=${name:2:2}
 ckpt="work/$name/checkpoints/checkpoint_last.pt"
-protocol() { python -c 'import sys; from fairseq_plugins.checkpoint import protocol_of; print(protocol_of(sys.argv[1:]))' "$1"; }
+protocol() { python -c 'import sys; from align.gold.protocol import protocol_of; print(protocol_of(sys.argv[1:]))' "$1"; }
 # The shipped model to continue, when work/ is gone: of the recipe's own protocol only (the test-halves models
 # replace the x20 ones under the same names: data/models/enfr may be enfr_half's model)
 shipped=""

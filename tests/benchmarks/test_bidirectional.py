@@ -55,7 +55,7 @@ def test_the_halves_report_names_the_protocol_and_both_halves(bi):
     fam.pop("_pooled")
     meta = {"test_set": "hansards", "sentences": 4, "forward": "f", "reverse": "r", "methods": ["norm"],
             "shifts": ["awi"], "blends": [], "seconds": 1, "seconds_scoring": 1, "command": "c",
-            "protocol": "halves", "protocol_text": bi.PROTOCOLS["halves"], "eflomal": "eflomal_enfr_x1"}  # fmt: skip
+            "protocol": "halves", "protocol_text": bi.PROTOCOL_TEXT["halves"], "eflomal": "eflomal_enfr_x1"}  # fmt: skip
     md = bi.markdown({"meta": meta, "held_out": {"soft": fam}, "held_out_8bit": {}, "tests": [], "published": []})
     assert "seen once (odd-numbered): AER" in md and "eflomal_enfr_x1" in md
     assert "| soft | 0.0 (" in md and "| 75.0 (" in md and "| 37.5 | 3 | `a` / `b` |" in md

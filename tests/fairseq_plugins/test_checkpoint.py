@@ -18,6 +18,7 @@ if not os.environ.get("CI"):
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from align.gold.protocol import protocol_of  # noqa: E402
 from align.io.atomic import new_file_mode  # noqa: E402
 from fairseq_plugins import checkpoint as ck  # noqa: E402
 
@@ -311,25 +312,6 @@ def test_export_writes_a_safely_loadable_model(tmp_path):
     ]
 
 
-def test_read_training_text_from_a_folder_a_checkpoint_or_nothing(tmp_path):
-    import json
-
-    halves = {"seen_once": 219, "never_seen": 223}
-    (tmp_path / "model").mkdir()
-    (tmp_path / "model" / "model_config.json").write_text(json.dumps({"training_text": {"test_halves": halves,
-                                                                                      "test_repeat": None}}))  # fmt: skip
-    assert ck.read_training_text(tmp_path / "model") == {"test_halves": halves}
-    # a file of the model (its weights) reads the config beside it, as the folder does
-    assert ck.read_training_text(tmp_path / "model" / "model.safetensors") == {"test_halves": halves}
-    assert ck.read_training_text(tmp_path / "model" / "model.pt") == {"test_halves": halves}
-    (tmp_path / "run" / "checkpoints").mkdir(parents=True)
-    (tmp_path / "run" / "prepare.json").write_text(json.dumps({"test_repeat": 20, "test_halves": None}))
-    assert ck.read_training_text(tmp_path / "run" / "checkpoints" / "checkpoint_best.pt") == {"test_repeat": 20}
-    (tmp_path / "old").mkdir()
-    (tmp_path / "old" / "model_config.json").write_text(json.dumps({"preprocessing": {"lowercase": True}}))
-    assert ck.read_training_text(tmp_path / "old") == {}  # a model shipped before the record (up to 0.2.0)
-
-
 @needs_enfr
 def test_export_records_what_the_training_text_held_of_the_gold(tmp_path):
     # prepare.json of a test-halves run (data/scripts/prepare.py --test-halves): kept as training_text, and the
@@ -563,37 +545,6 @@ def test_training_vocab_looks_in_the_folder_then_its_bin(tmp_path):
         ck.training_vocab(tmp_path, ("dict.de.txt",))
 
 
-def test_protocol_of_models_that_must_agree(tmp_path):
-    import json
-
-    def model(name, record):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "model_config.json").write_text(json.dumps({"training_text": record} if record else {}))
-        return tmp_path / name
-
-    x20, old = model("x20", {"test_repeat": 20}), model("old", None)  # old: shipped before the record
-    half, half2 = model("half", {"test_halves": {"seen_once": 1}}), model("half2", {"test_halves": {"seen_once": 1}})
-    assert ck.protocol_of([x20, old]) == "x20" and ck.protocol_of([half, half2]) == "halves"
-    assert ck.protocol_of([half, half2], "halves") == "halves"
-    with pytest.raises(ck.CheckpointError, match=r"x20: --protocol halves needs models of the test-halves protocol"):
-        ck.protocol_of([x20, old], "halves")
-    with pytest.raises(ck.CheckpointError, match=r"--protocol x20, but the models are of the halves protocol"):
-        ck.protocol_of([half], "x20")
-    with pytest.raises(ck.CheckpointError, match=r"different test-sentence protocols .*x20: x20; .*half: halves"):
-        ck.protocol_of([x20, half])  # a forward and a reverse model trained differently
-
-
-def test_describe_halves_counts_what_the_training_text_held():
-    record = {"seen_once": 219, "never_seen": 223, "odd_not_added_equal_to_an_even_one": 5}
-    assert ck.describe_halves(record) == (
-        "219 of the 224 odd-numbered test sentences once in the training text (5 equal to an even-numbered one left "
-        "out: never wins), the 223 even-numbered never"
-    )
-    assert ck.describe_halves({"seen_once": 2, "never_seen": 1}) == (
-        "2 of the 2 odd-numbered test sentences once in the training text, the 1 even-numbered never"
-    )
-
-
 def test_each_shipped_pair_was_trained_alike():
     # the demo and the benchmarks table a forward and a reverse model together: both directions of a shipped pair
     # saw the gold alike (a pair swapped to the test-halves models one model at a time would be caught here), and a
@@ -601,6 +552,6 @@ def test_each_shipped_pair_was_trained_alike():
     models = os.path.join(ROOT, "data", "models")
     for fwd, rev in (("enfr", "fren"), ("deen", "ende")):
         a, b = os.path.join(models, fwd), os.path.join(models, rev)
-        if ck.protocol_of([a, b]) == "halves":
+        if protocol_of([a, b]) == "halves":
             with open(os.path.join(a, "spm.model"), "rb") as f, open(os.path.join(b, "spm.model"), "rb") as g:
                 assert f.read() == g.read(), (fwd, rev)
