@@ -4,6 +4,10 @@
 #   data/scripts/gpu_prepare.sh            fill .gpu/ (git-ignored) and move the shipped weights aside
 #   (device)  run  command: bash data/scripts/gpu_paper_setting.sh   carry: [".gpu"]   timeout_s: 600
 #   data/scripts/gpu_prepare.sh --restore  put the shipped weights back
+#   data/scripts/gpu_prepare.sh halves [NAME ...]   the same for the test-halves runs (data/scripts/gpu_halves.sh;
+#     default deen_half ende_half): each run prepared here (make_models.sh PREPARE_ONLY=1), its binarized text
+#     packed into .gpu/halves/NAME/ with its record, pieces and dictionaries; the RWTH gold as a test-set folder
+#     (.gpu/gold/deen_rwth/); data/models/enfr's weights stay (the device check reads them), the others move aside
 # .gpu/ holds what the device lacks or cannot reach: Python 3.12 wheels of fairseq-fixed and the four
 # packages it needs that the device image has not (installed there with --no-deps), the binarized
 # De-En text of the CPU models (work/deen/bin: all de-en text of ../shared + the RWTH sentences x20,
@@ -26,16 +30,29 @@ if [ "${1:-}" = --restore ]; then
   [ -d "$aside" ] || { echo "gpu_prepare: nothing in $aside to restore" >&2; exit 1; }
   restore; git status --short data/models 2>/dev/null; exit 0
 fi
-[ $# -eq 0 ] || { echo "usage: $0 [--restore]" >&2; exit 2; }
+mode=paper; names=()
+if [ "${1:-}" = halves ]; then
+  mode=halves; shift; names=("$@"); [ ${#names[@]} -gt 0 ] || names=(deen_half ende_half)
+  for n in "${names[@]}"; do
+    case $n in deen_half|ende_half|enfr_half|fren_half) ;; *) echo "$0 halves: $n is not a test-halves run" >&2; exit 2 ;; esac
+  done
+fi
+[ $mode = halves ] || [ $# -eq 0 ] || { echo "usage: $0 [--restore | halves [NAME ...]]" >&2; exit 2; }
 [ ! -d "$aside" ] || { echo "gpu_prepare: $aside exists: run '$0 --restore' first" >&2; exit 1; }
 if [ -n "$(git status --porcelain data/models 2>/dev/null)" ]; then
   echo "gpu_prepare: data/models has uncommitted changes: commit them before moving the weights aside" >&2; exit 1
 fi
 [ -f "$SHARED/gold/deen_rwth/deen.gold" ] || { echo "gpu_prepare: no $SHARED/gold/deen_rwth/deen.gold (set SHARED)" >&2; exit 1; }
-if [ ! -f work/deen/bin/train.de-en.de.bin ]; then  # the shipped model's vocabulary, no training
-  RESUME=data/models/deen PREPARE_ONLY=1 bash data/scripts/make_models.sh deen
+if [ $mode = paper ]; then
+  if [ ! -f work/deen/bin/train.de-en.de.bin ]; then  # the shipped model's vocabulary, no training
+    RESUME=data/models/deen PREPARE_ONLY=1 bash data/scripts/make_models.sh deen
+  fi
+  [ -f work/deen_corpus.txt.flores101-devtest.de ] || python data/scripts/deen_corpus.py "$SHARED" work/deen_corpus.txt
+else
+  for n in "${names[@]}"; do  # the first direction of a pair before the second (it takes the first's pieces)
+    [ -f "work/$n/bin/dict.${n:0:2}.txt" ] || PREPARE_ONLY=1 bash data/scripts/make_models.sh "$n"
+  done
 fi
-[ -f work/deen_corpus.txt.flores101-devtest.de ] || python data/scripts/deen_corpus.py "$SHARED" work/deen_corpus.txt
 rm -rf .gpu; mkdir -p .gpu/whl .gpu/data .gpu/gold .gpu/flores
 pip_get() {  # Python 3.12 wheels for the device (manylinux x86-64), no dependencies
   python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
@@ -61,6 +78,16 @@ with zipfile.ZipFile(src) as z, zipfile.ZipFile(src + ".tmp", "w", zipfile.ZIP_D
         out.writestr(i, data)
 os.replace(src + ".tmp", src)
 PY
+if [ $mode = halves ]; then
+  for n in "${names[@]}"; do  # each run's folder as prepare.py left it, less its intermediate text (raw/, bpe/)
+    mkdir -p ".gpu/halves/$n"
+    XZ_OPT=-T0 tar -C "work/$n" --exclude='*.log' -cJf ".gpu/halves/$n/bin.tar.xz" bin
+    for f in prepare.json dict.joined.txt spm.model; do [ ! -f "work/$n/$f" ] || cp "work/$n/$f" ".gpu/halves/$n/"; done
+  done
+  mkdir -p .gpu/gold/deen_rwth  # a test-set folder (NORM_ALIGN_TESTSETS there): Hansards ships with the code
+  cp "$SHARED"/gold/deen_rwth/deen.src-tgt "$SHARED"/gold/deen_rwth/deen.gold .gpu/gold/deen_rwth/
+fi
+if [ $mode = paper ]; then
 # the binarized text, xz-compressed (23 -> about 9 MB); gpu_paper_setting.sh unpacks it there
 mkdir -p .gpu/stage && cp -r work/deen/bin .gpu/stage/bin && rm -f .gpu/stage/bin/*.log
 XZ_OPT=-T0 tar -C .gpu/stage -cJf .gpu/data/bin.tar.xz bin && rm -r .gpu/stage
@@ -69,9 +96,11 @@ cp "$SHARED"/gold/deen_rwth/deen.src-tgt "$SHARED"/gold/deen_rwth/deen.gold .gpu
 cp work/deen_corpus.txt.flores101-devtest.de work/deen_corpus.txt.flores101-devtest.en .gpu/flores/
 # the shipped 3+3 weights, for their continuation on the GPU beside the paper's setting (fp16, the tied embeddings once: 19 MB each)
 for n in deen ende; do mkdir -p .gpu/init/$n; cp "$(python data/scripts/fairseq_pt.py data/models/$n)" .gpu/init/$n/model.pt; done
+fi
 mkdir -p "$aside"
 for f in data/models/*/model.pt data/models/*/model.safetensors; do
   [ -f "$f" ] || continue
+  [ $mode = paper ] || [ "${f#data/models/enfr/}" = "$f" ] || continue  # gpu_check.py's model stays
   rel=${f#data/models/}; mkdir -p "$aside/$(dirname "$rel")"; mv "$f" "$aside/$rel"
 done
 travel=$( (git ls-files -z; git ls-files -z --others --exclude-standard) | while IFS= read -r -d '' f; do

@@ -139,3 +139,25 @@ def test_stopping_rule_as_the_cards_applied_it(curve):
     # the test-halves protocol applies it from 6,000 updates only
     assert curve.stopping_rule(fren[:1], 9000).endswith("500 updates before the rule applies: go on")
     assert curve.stopping_rule(fren[1:], 0).endswith("no point at 8500 updates to compare with: go on")
+
+
+def test_the_shipping_rule_takes_the_lowest_validation_loss_up_to_where_the_rule_fired(curve):
+    def pt(u, awi, loss):
+        return {"updates": u, "held_out": {"norm-awi": awi}, "val_loss": loss, "checkpoint": f"checkpoint_2_{u}.pt"}
+
+    # best held-out AWI 30.0 at 6,000; by 8,000 only 0.2 lower (29.8 < 0.5): the rule fires at 8,000, and the run
+    # scored on to 9,000 (a lower loss there, 4.10, is past the stop and not shipped)
+    pts = [pt(6000, 30.0, 4.50), pt(6500, 30.4, 4.40), pt(7000, 29.9, 4.30), pt(7500, 29.8, 4.35),
+           pt(8000, 30.1, 4.32), pt(8500, 29.9, 4.20), pt(9000, 29.7, 4.10)]  # fmt: skip
+    assert curve.rule_fired_at(pts, 6000) == 8000
+    assert curve.stopping_rule(pts, 6000).endswith("the rule fired at 8000 updates: stop (ship the lowest "
+                                                   "validation loss up to it)")  # fmt: skip
+    assert curve.ship_choice(pts, 6000) == (
+        "ship: checkpoint_2_7000.pt (7000 updates, validation loss 4.300, the lowest up to 8000; the rule fired at 8000)"
+    )
+    # before it fires: the lowest loss so far, the model to continue from
+    assert curve.rule_fired_at(pts[:4], 6000) is None
+    assert curve.ship_choice(pts[:4], 6000).startswith("ship: checkpoint_2_7000.pt (7000 updates")
+    assert curve.ship_choice(pts[:4], 6000).endswith("the rule has not fired: the one to continue from)")
+    # the rule applies from MIN_UPDATES only: 0.2 in 2,000 updates below 10,000 fires nothing
+    assert curve.rule_fired_at(pts, 10000) is None

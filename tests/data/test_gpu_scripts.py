@@ -1,4 +1,4 @@
-"""data/scripts/gpu_prepare.sh and gpu_paper_setting.sh: their refusals (the run itself needs the
+"""data/scripts/gpu_prepare.sh, gpu_paper_setting.sh and gpu_halves.sh: their refusals (the run itself needs the
 binarized corpus and, for its purpose, a GPU; its CPU smoke test is in data/README.md)."""
 
 import os
@@ -61,4 +61,16 @@ def test_restore_never_overwrites_newer_weights(tmp_path):
 def test_paper_setting_needs_the_prepared_folder(tmp_path):
     r = run(tmp_path, "gpu_paper_setting.sh", env={"GPU_DIR": str(tmp_path / "none")})
     assert r.returncode == 1 and "gpu_prepare.sh" in r.stderr
+    assert os.listdir(tmp_path) == []
+
+
+def test_prepare_halves_names_only_test_halves_runs(tmp_path):
+    r = run(tmp_path, "gpu_prepare.sh", "halves", "deen")  # an x20 run: not this recipe
+    assert r.returncode == 2 and "deen is not a test-halves run" in r.stderr
+    assert os.listdir(tmp_path) == []
+
+
+def test_halves_needs_the_prepared_folder(tmp_path):
+    r = run(tmp_path, "gpu_halves.sh", env={"GPU_DIR": str(tmp_path / "none")})
+    assert r.returncode == 1 and "gpu_prepare.sh halves" in r.stderr and "deen_half" in r.stderr
     assert os.listdir(tmp_path) == []
