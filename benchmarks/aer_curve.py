@@ -148,7 +148,7 @@ def stopping_rule(points: list[dict], min_updates: int, window: int = 2000, delt
     head += f"less than {delta}): at {last} updates the best is {now:.1f}"
     fired = rule_fired_at(points, min_updates, window, delta)
     if fired is not None and fired < last:  # scored on past it: the run stopped where the rule first fired
-        return head + f"; the rule fired at {fired} updates: stop (ship the lowest validation loss up to it)"
+        return head + f"; the rule fired at {fired} updates: stop (ship the lowest validation loss)"
     if last < min_updates:
         return head + f"; {min_updates - last} updates before the rule applies: go on"
     if last - window not in got:
@@ -168,22 +168,6 @@ def rule_fired_at(points: list[dict], min_updates: int, window: int = 2000, delt
             if before - min(v for k, v in got.items() if k <= u) < delta:
                 return u
     return None
-
-
-def ship_choice(points: list[dict], min_updates: int) -> str:
-    """The shipping rule in one line: the checkpoint of the lowest validation loss up to where the stopping rule
-    fired (halves_protocol.md), or, before it fires, up to the last point (the model to continue from)."""
-    fired = rule_fired_at(points, min_updates)
-    upto = fired if fired is not None else max((p["updates"] for p in points), default=0)
-    scored = [p for p in points if p["updates"] <= upto and p.get("val_loss") is not None and p.get("checkpoint")]
-    if not scored:
-        return "ship: no checkpoint with a validation loss yet"
-    best = min(scored, key=lambda p: (p["val_loss"], p["updates"]))
-    why = f"the rule fired at {fired}" if fired is not None else "the rule has not fired: the one to continue from"
-    return (
-        f"ship: {best['checkpoint']} ({best['updates']} updates, validation loss {best['val_loss']:.3f}, the lowest "
-        f"up to {upto}; {why})"
-    )
 
 
 def plot_curve(points: list[dict], path: str, title: str) -> None:
@@ -217,7 +201,7 @@ def plot_curve(points: list[dict], path: str, title: str) -> None:
 
 
 def _write(out: str, points: list[dict], title: str, rule: int | None = None) -> None:
-    verdict = f"\n\n{stopping_rule(points, rule)}.\n\n{ship_choice(points, rule)}." if rule is not None else ""
+    verdict = f"\n\n{stopping_rule(points, rule)}." if rule is not None else ""
     md = (
         f"# {title}\n\nBest layer per method and shift; AER (%) against the gold (sure + possible), word level. "
         "`norm-awi held-out`: the layer chosen on one half of the sentences (i % 2) and scored on the other, both "
@@ -344,7 +328,6 @@ def main(argv=None) -> int:
     print(format_curve(points))
     if args.stopping_rule is not None:
         print(stopping_rule(points, args.stopping_rule))
-        print(ship_choice(points, args.stopping_rule))
     return 0
 
 

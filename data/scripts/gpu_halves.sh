@@ -4,13 +4,13 @@
 # deen_half ende_half) from scratch side by side with the CPU recipe unchanged (data/scripts/train.sh: 3+3 layers,
 # fp32, --max-tokens 4096, seed 1, a checkpoint every 500 updates), each checkpoint scored there as it comes
 # (benchmarks/aer_curve.py --stopping-rule 6000, the protocol's rule; a run whose rule fired is stopped), until
-# MINUTES of training. Then each run's checkpoint of the lowest validation loss up to where its rule fired (the
-# shipping rule; without a firing, up to its last checkpoint: the model to continue on the CPU) is exported there
-# (data/scripts/export_model.py) and comes back.
+# MINUTES of training. Then each run's model is exported there (data/scripts/export_model.py) and comes back: once
+# its rule fired, fairseq's checkpoint_best.pt (the shipping rule: the run's lowest validation loss; step 1 of the
+# swap in halves_protocol.md); else checkpoint_last.pt (the run to continue on the CPU).
 # Prepare here first: data/scripts/gpu_prepare.sh halves [NAME ...] (fills .gpu/); then the device call
 #   command: bash data/scripts/gpu_halves.sh   carry: [".gpu"]   timeout_s: 600
 # and afterwards data/scripts/gpu_prepare.sh --restore. MINUTES defaults to what DEADLINE (570 s) leaves after the
-# check, less 90 s for the last scorings and the exports. What comes back in $OUT (at most 8 files): results.tgz
+# check, less 120 s for fairseq's start, the last scorings (until DEADLINE - 60 s) and the exports. What comes back in $OUT (at most 8 files): results.tgz
 # (every curve's .json/.md/.png, the training and scoring logs, gpu.md, each export's model_config.json,
 # ship_NAME.txt, md5.txt), gpu.md and each aer_curve_NAME.md again for a look, and each export's
 # model.safetensors in 15 MiB parts (NAME.model.safetensors.part0, part1). Back here, for each NAME:
@@ -36,7 +36,9 @@ bundle() {  # everything small into results.tgz (at most 8 files come back), at 
   local tmp; tmp=$(mktemp "$work/results.XXXXXX")
   local rc=0; tar czf "$tmp" -C "$stage" . 2>/dev/null || rc=$?
   if [ "$rc" -le 1 ]; then chmod 644 "$tmp"; mv -f "$tmp" "$OUT/results.tgz"; else rm -f "$tmp"; fi
-  for f in "$stage"/gpu.md "$stage"/aer_curve_*.md; do [ ! -f "$f" ] || cp "$f" "$OUT/"; done
+  for f in "$stage"/gpu.md "$stage"/aer_curve_*.md; do  # a look at them, while under the 8 files that come back
+    [ -f "$f" ] && [ "$(find "$OUT" -maxdepth 1 -type f ! -name "$(basename "$f")" | wc -l)" -lt 8 ] && cp "$f" "$OUT/" || true
+  done
 }
 ( trap 'kill $s 2>/dev/null; exit 0' TERM; sleep "$DEADLINE" & s=$!; wait $s
   bundle; echo "[gpu_halves] watchdog: bundled at ${DEADLINE}s" >&2 ) & watchdog=$!
@@ -48,7 +50,7 @@ if ! python3 -c "import fairseq" 2>/dev/null; then  # the device image has torch
       "$G"/whl/*.whl
   export PYTHONPATH=/tmp/site
 fi
-# the checkpoints are this run's own (written here, read back here): fairseq's pickles load as they were saved
+# every checkpoint is read through the project's allow-listed loader (--user-dir fairseq_plugins)
 export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 NORM_ALIGN_TESTSETS=$G/gold
 mkdir -p "$work/shim"  # train.sh calls fairseq-train, which a --target install does not put on PATH
 printf '#!/bin/sh\nexec python3 -m fairseq_cli.train "$@"\n' > "$work/shim/fairseq-train"; chmod +x "$work/shim/fairseq-train"
@@ -66,7 +68,7 @@ for n in $NAMES; do  # the run folder as prepare.py left it: its record (prepare
   find "$G/halves/$n" -maxdepth 1 -type f ! -name bin.tar.xz -exec cp {} "$work/runs/$n/" \;
   cat "$work/runs/$n"/bin/*.bin > /dev/null  # read once: the first epoch's reads cost nothing later
 done
-[ -n "$MINUTES" ] || MINUTES=$(python3 -c "print(round(max(0.5, ($DEADLINE - $((SECONDS - start)) - 90) / 60), 2))")
+[ -n "$MINUTES" ] || MINUTES=$(python3 -c "print(round(max(0.5, ($DEADLINE - $((SECONDS - start)) - 120) / 60), 2))")
 hours=$(python3 -c "print($MINUTES / 60)")
 declare -A tpid
 for n in $NAMES; do
@@ -78,23 +80,28 @@ say "training $NAMES side by side for $MINUTES min each ($([ $gpu = 1 ] && echo 
 lim=(); [ "$LIMIT" = 0 ] || lim=(--limit "$LIMIT")
 score() {  # NAME: score its checkpoints in update order as they come; stop its training once its rule fires
   local n=$1 run=$work/runs/$1 tset; tset=$(set_of "$1")
-  local scored=" " last c u verdict
+  local scored=" " c u verdict alive k tries
   while :; do
-    local alive=1; kill -0 "${tpid[$n]}" 2>/dev/null || alive=0
-    # a checkpoint is whole once a later one exists, or once its training ended
+    alive=1; kill -0 "${tpid[$n]}" 2>/dev/null || alive=0
+    # fairseq writes a checkpoint to a temporary file and renames it: every checkpoint listed is whole
     mapfile -t cks < <(ls "$run"/checkpoints/checkpoint_*_*.pt 2>/dev/null | awk -F_ '{u=$NF; sub(/\.pt$/, "", u); print u, $0}' | sort -n | cut -d' ' -f2-)
-    local k=0
+    k=0
     for c in "${cks[@]}"; do
       k=$((k + 1)); u=${c##*_}; u=${u%.pt}
       [[ $scored == *" $u "* ]] && continue
-      [ $alive = 0 ] || [ $k -lt ${#cks[@]} ] || continue
-      python3 benchmarks/aer_curve.py "$c" --vocab "$run" --src "${n:0:2}" --tgt "${n:2:2}" -t "$tset" "${lim[@]}" \
-        --stopping-rule "$RULE" --out "$stage/aer_curve_$n" > "$stage/score_$n.out" 2>> "$stage/score_$n.log" \
-        || { say "scoring $c failed: $(tail -n 3 "$stage/score_$n.log")"; return 1; }
-      scored+="$u "; verdict=$(grep -h "^stopping rule" "$stage/score_$n.out" || true); echo "$verdict" >> "$stage/score_$n.log"
-      if [[ $verdict == *": stop ("* ]] && [ $alive = 1 ]; then
-        say "$n: the stopping rule fired; its training stops"  # train.sh's child is fairseq: both
-        pkill -TERM -P "${tpid[$n]}" 2>/dev/null || true; kill "${tpid[$n]}" 2>/dev/null || true
+      tries=0  # a failed scoring is logged and tried once more; the run's training and export go on regardless
+      until python3 benchmarks/aer_curve.py "$c" --vocab "$run" --src "${n:0:2}" --tgt "${n:2:2}" -t "$tset" \
+          "${lim[@]}" --stopping-rule "$RULE" --out "$stage/aer_curve_$n" > "$stage/score_$n.out" 2>> "$stage/score_$n.log"; do
+        tries=$((tries + 1)); say "$n: scoring $c failed ($tries): $(tail -n 2 "$stage/score_$n.log")"
+        [ $tries -lt 2 ] || break
+      done
+      scored+="$u "; verdict=$(grep -h "^stopping rule" "$stage/score_$n.out" || true)
+      [ -z "$verdict" ] || echo "$verdict" >> "$stage/score_$n.log"
+      if [[ $verdict == *": stop ("* ]]; then
+        : > "$stage/fired_$n"
+        if [ $alive = 1 ] && kill -TERM "${tpid[$n]}" 2>/dev/null; then  # train.sh execs fairseq: its own pid
+          say "$n: the stopping rule fired ($u updates scored); its training stops"
+        fi
       fi
     done
     [ $alive = 1 ] || break
@@ -103,19 +110,35 @@ score() {  # NAME: score its checkpoints in update order as they come; stop its 
 }
 declare -A spid
 for n in $NAMES; do OMP_NUM_THREADS=4 score "$n" & spid[$n]=$!; done
-for n in $NAMES; do wait "${tpid[$n]}" || say "$n: training ended with status $? (stopped by its rule, or failed: $(tail -n 2 "$stage/train_$n.log"))"; done
-for n in $NAMES; do wait "${spid[$n]}" || say "$n: scoring failed"; done
+for n in $NAMES; do wait "${tpid[$n]}" || say "$n: training ended with status $? (its rule, or: $(tail -n 2 "$stage/train_$n.log"))"; done
+# the last checkpoints are scored while the time lasts; the exports must not wait past it
+export_at=$((DEADLINE - 60))
+while [ $((SECONDS - start)) -lt $export_at ]; do
+  running=0; for n in $NAMES; do kill -0 "${spid[$n]}" 2>/dev/null && running=1; done
+  [ $running = 1 ] || break; sleep 2
+done
+for n in $NAMES; do
+  if kill -0 "${spid[$n]}" 2>/dev/null; then say "$n: scoring stopped at ${export_at}s to export"; kill "${spid[$n]}" 2>/dev/null || true; fi
+done
 say "trained and scored; exporting"
 : > "$stage/md5.txt"
-for n in $NAMES; do  # aer_curve.py prints the shipping rule's choice under each verdict
-  line=$(grep -h "^ship: checkpoint" "$stage/score_$n.out" 2>/dev/null | tail -n 1) || true
-  [ -n "$line" ] || { say "$n: no checkpoint to export ($(tail -n 1 "$stage/score_$n.out" 2>/dev/null))"; continue; }
-  echo "$line" > "$stage/ship_$n.txt"; say "$n: $line"
-  ck=${line#ship: }; ck=${ck%% *}
+export_one() {  # NAME: the shipping rule's checkpoint once the rule fired (fairseq's checkpoint_best.pt, as step 1
+  # of the swap in halves_protocol.md), else the last one (checkpoint_last.pt: the run to continue on the CPU)
+  local n=$1 ck=checkpoint_last.pt why="the rule has not fired: the run to continue"
+  if [ -f "$stage/fired_$n" ]; then ck=checkpoint_best.pt; why="the rule fired: the run's lowest validation loss"; fi
+  [ -f "$work/runs/$n/checkpoints/$ck" ] || { say "$n: no $ck to export"; return 1; }
+  echo "$ck ($why)" > "$stage/ship_$n.txt"
   python3 data/scripts/export_model.py "$work/runs/$n/checkpoints/$ck" "$work/runs/$n" "$work/exports/$n" \
-    "${n:0:2}" "${n:2:2}" >> "$stage/export_$n.log" 2>&1 || { say "$n: export failed: $(tail -n 3 "$stage/export_$n.log")"; continue; }
+    "${n:0:2}" "${n:2:2}" > "$stage/export_$n.log" 2>&1 || { say "$n: export failed: $(tail -n 3 "$stage/export_$n.log")"; return 1; }
   mkdir -p "$stage/exports/$n"; cp "$work/exports/$n/model_config.json" "$stage/exports/$n/"
-  (cd "$work/exports/$n" && md5sum model.safetensors | sed "s|model.safetensors|$n/model.safetensors|") >> "$stage/md5.txt"
+  rm -f "$OUT/$n.model.safetensors.part"*
   split -b 15M -d -a 1 "$work/exports/$n/model.safetensors" "$OUT/$n.model.safetensors.part"  # 16 MiB a file at most
+  say "$n: exported $ck ($why)"
+}
+declare -A epid
+for n in $NAMES; do export_one "$n" & epid[$n]=$!; done
+for n in $NAMES; do
+  wait "${epid[$n]}" || continue
+  (cd "$work/exports/$n" && md5sum model.safetensors | sed "s|model.safetensors|$n/model.safetensors|") >> "$stage/md5.txt"
 done
 say "done: results in $OUT"

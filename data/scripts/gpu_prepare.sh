@@ -50,7 +50,7 @@ if [ $mode = paper ]; then
   [ -f work/deen_corpus.txt.flores101-devtest.de ] || python data/scripts/deen_corpus.py "$SHARED" work/deen_corpus.txt
 else
   for n in "${names[@]}"; do  # the first direction of a pair before the second (it takes the first's pieces)
-    [ -f "work/$n/bin/dict.${n:0:2}.txt" ] || PREPARE_ONLY=1 bash data/scripts/make_models.sh "$n"
+    [ -f "work/$n/prepare.json" ] || PREPARE_ONLY=1 bash data/scripts/make_models.sh "$n"  # written last: prepared whole
   done
 fi
 rm -rf .gpu; mkdir -p .gpu/whl .gpu/data .gpu/gold .gpu/flores

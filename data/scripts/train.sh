@@ -6,7 +6,8 @@ work=$1; src=$2; tgt=$3; max_updates=$4; shift 4
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # --user-dir: the plugin's loader reads --restore-file (model.pt, a checkpoint or model.safetensors)
 # without running code from it; torch >= 2.6 refuses fairseq's pickled Namespace otherwise.
-fairseq-train "$work/bin" --user-dir "$root/fairseq_plugins" --source-lang "$src" --target-lang "$tgt" \
+# exec: the caller's process becomes fairseq's, so a stop signal sent to it reaches the training itself.
+exec fairseq-train "$work/bin" --user-dir "$root/fairseq_plugins" --source-lang "$src" --target-lang "$tgt" \
   --arch transformer --share-all-embeddings \
   --encoder-layers "${LAYERS:-6}" --decoder-layers "${LAYERS:-6}" --encoder-embed-dim 256 --decoder-embed-dim 256 \
   --encoder-ffn-embed-dim 1024 --decoder-ffn-embed-dim 1024 \

@@ -34,7 +34,7 @@ elif [ -d "data/models/$name" ]; then
   fi
   shipped="data/models/$name"
 fi
-if [ ! -f "work/$name/bin/dict.$src.txt" ]; then
+if [ ! -f "work/$name/prepare.json" ]; then  # prepare.py writes it last: a run prepared whole
   RESUME=$shipped PREPARE_ONLY=1 bash data/scripts/make_models.sh "$name"
 fi
 restore=()
