@@ -153,10 +153,8 @@ def stopping_rule(points: list[dict], min_updates: int, window: int = 2000, delt
         return head + f"; {min_updates - last} updates before the rule applies: go on"
     if last - window not in got:
         return head + f"; no point at {last - window} updates to compare with: go on"
-    gain = best_upto(last - window) - now
-    if gain < delta:
-        return head + f", {gain:.1f} below the best at {last - window}: stop (ship the lowest validation loss)"
-    return head + f", {gain:.1f} below the best at {last - window}: go on"
+    verdict = "stop (ship the lowest validation loss)" if fired == last else "go on"  # the rule, coded once
+    return head + f", {best_upto(last - window) - now:.1f} below the best at {last - window}: {verdict}"
 
 
 def rule_fired_at(points: list[dict], min_updates: int, window: int = 2000, delta: float = 0.5) -> int | None:

@@ -44,18 +44,8 @@ bundle() {  # everything small into results.tgz (at most 8 files come back), at 
   bundle; echo "[gpu_halves] watchdog: bundled at ${DEADLINE}s" >&2 ) & watchdog=$!
 trap 'kill $watchdog 2>/dev/null || true; wait $watchdog 2>/dev/null || true; bundle' EXIT
 trap 'exit 143' TERM
-if ! python3 -c "import fairseq" 2>/dev/null; then  # the device image has torch, not fairseq (as gpu_paper_setting.sh)
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$G"/whl/*.whl \
-    || python3 -c "import glob, sys, zipfile; [zipfile.ZipFile(w).extractall('/tmp/site') for w in sys.argv[1:]]" \
-      "$G"/whl/*.whl
-  export PYTHONPATH=/tmp/site
-fi
-# every checkpoint is read through the project's allow-listed loader (--user-dir fairseq_plugins)
-export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 NORM_ALIGN_TESTSETS=$G/gold
-mkdir -p "$work/shim"  # train.sh calls fairseq-train, which a --target install does not put on PATH
-printf '#!/bin/sh\nexec python3 -m fairseq_cli.train "$@"\n' > "$work/shim/fairseq-train"; chmod +x "$work/shim/fairseq-train"
-python3 -c "import fairseq, torch; print('fairseq', fairseq.__version__, 'torch', torch.__version__,
-      torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')" >&2
+shim=$work/shim; source "$root/data/scripts/gpu_env.sh"  # fairseq and fairseq-train on the device
+export NORM_ALIGN_TESTSETS=$G/gold
 gpu=0; python3 -c "import sys, torch; sys.exit(not torch.cuda.is_available())" && gpu=1
 if [ "$GPU_CHECK" != 0 ]; then  # the device check the project runs first on any GPU it is lent (shortened)
   say "gpu_check"

@@ -44,15 +44,7 @@ bundle() {
   bundle; echo "[gpu_paper_setting] watchdog: bundled at ${DEADLINE}s" >&2 ) & watchdog=$!
 trap 'kill $watchdog 2>/dev/null || true; wait $watchdog 2>/dev/null || true; bundle' EXIT
 trap 'exit 143' TERM
-if ! python3 -c "import fairseq" 2>/dev/null; then  # the device image has torch, not fairseq
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$G"/whl/*.whl \
-    || python3 -c "import glob, sys, zipfile; [zipfile.ZipFile(w).extractall('/tmp/site') for w in sys.argv[1:]]" \
-      "$G"/whl/*.whl  # no pip there: a wheel is a zip of its packages
-  export PYTHONPATH=/tmp/site
-fi
-export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH} TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 PYTHONUNBUFFERED=1
-python3 -c "import fairseq, torch; print('fairseq', fairseq.__version__, 'torch', torch.__version__,
-      torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')" >&2
+shim=$root/$work/shim; source "$root/data/scripts/gpu_env.sh"  # fairseq and fairseq-train on the device
 if python3 -c "import sys, torch; sys.exit(not torch.cuda.is_available())"; then
   device=cuda; precision=(--fp16); how="$MINUTES min fp16 on one GPU"
 else
@@ -99,8 +91,6 @@ continue_cpu() {  # NAME SRC TGT: the shipped 3+3 model, on with data/scripts/tr
 # first device call failed so): the optimizer starts afresh, and with it the update count and LR schedule,
 # re-warmed over 500 updates to 5e-4 (the CPU schedule stood at 2.5e-4 at 16,000 updates; the batch is 8x)
 reset=(); [ "$device" = cpu ] && [ -z "${FORCE_RESET:-}" ] || reset=(--reset-optimizer --lr 5e-4 --warmup-updates 500)
-mkdir -p "$work/shim"  # train.sh calls fairseq-train, which a --target install does not put on PATH
-printf '#!/bin/sh\nexec python3 -m fairseq_cli.train "$@"\n' > "$work/shim/fairseq-train"; chmod +x "$work/shim/fairseq-train"
 cont=(); if [ "$CONTINUE" != 0 ]; then for n in deen ende; do [ ! -f "$G/init/$n/model.pt" ] || cont+=("$n"); done; fi
 say "training De->En and En->De side by side, $MINUTES min each, on $device${cont:+; the shipped 3+3 models on beside them}"
 p1=; p2=

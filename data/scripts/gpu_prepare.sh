@@ -53,7 +53,7 @@ else
     [ -f "work/$n/prepare.json" ] || PREPARE_ONLY=1 bash data/scripts/make_models.sh "$n"  # written last: prepared whole
   done
 fi
-rm -rf .gpu; mkdir -p .gpu/whl .gpu/data .gpu/gold .gpu/flores
+rm -rf .gpu; mkdir -p .gpu/whl .gpu/gold
 pip_get() {  # Python 3.12 wheels for the device (manylinux x86-64), no dependencies
   python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
@@ -88,6 +88,7 @@ if [ $mode = halves ]; then
   cp "$SHARED"/gold/deen_rwth/deen.src-tgt "$SHARED"/gold/deen_rwth/deen.gold .gpu/gold/deen_rwth/
 fi
 if [ $mode = paper ]; then
+mkdir -p .gpu/data .gpu/flores
 # the binarized text, xz-compressed (23 -> about 9 MB); gpu_paper_setting.sh unpacks it there
 mkdir -p .gpu/stage && cp -r work/deen/bin .gpu/stage/bin && rm -f .gpu/stage/bin/*.log
 XZ_OPT=-T0 tar -C .gpu/stage -cJf .gpu/data/bin.tar.xz bin && rm -r .gpu/stage

@@ -74,3 +74,16 @@ def test_halves_needs_the_prepared_folder(tmp_path):
     r = run(tmp_path, "gpu_halves.sh", env={"GPU_DIR": str(tmp_path / "none")})
     assert r.returncode == 1 and "gpu_prepare.sh halves" in r.stderr and "deen_half" in r.stderr
     assert os.listdir(tmp_path) == []
+
+
+def test_device_scripts_share_one_set_up_and_keep_weights_only_loading():
+    # the set-up both device scripts need (fairseq from the carried wheels, a fairseq-train on PATH) is written
+    # once, and no script lifts torch's weights-only default: checkpoints go through the allow-listed loader
+    for name in ("gpu_halves.sh", "gpu_paper_setting.sh"):
+        with open(os.path.join(SCRIPTS, name)) as f:
+            text = f.read()
+        assert 'source "$root/data/scripts/gpu_env.sh"' in text, name
+        assert "pip install" not in text and "exec python3 -m fairseq_cli.train" not in text, name
+    for name in sorted(os.listdir(SCRIPTS)):
+        with open(os.path.join(SCRIPTS, name)) as f:
+            assert "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD" not in f.read(), name
