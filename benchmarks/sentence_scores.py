@@ -44,12 +44,8 @@ from align.confidence.calibration import (  # noqa: E402
     gold_cells,
     sentence_rows,
 )
-from align.confidence.sentence import (  # noqa: E402
-    BOTH_FEATURES,
-    COMPACT_BOTH_FEATURES,
-    COMPACT_FORWARD_FEATURES,
-    FORWARD_FEATURES,
-)
+from align.confidence.per_kind import fit_per_kind  # noqa: E402
+from align.confidence.sentence import BOTH_FEATURES, FORWARD_FEATURES, SENTENCE_MODELS  # noqa: E402
 from align.extraction.engine import LOGPROBS  # noqa: E402
 from align.gold import testsets  # noqa: E402
 from align.gold.protocol import ProtocolError, add_protocol_argument, protocol_of  # noqa: E402
@@ -219,13 +215,16 @@ BALANCE = {"on": True}
 
 ROWS = (BOTH_FEATURES, FORWARD_FEATURES)
 """The features of the rows computed per pair: with the reverse model (variant 0), without it (1)."""
+DEFAULT = "per-kind"
+"""align-calibrate's default sentence model (``--sentence-model``)."""
 SCORES = {
-    "score": (0, COMPACT_BOTH_FEATURES),
-    "score_fwd": (1, COMPACT_FORWARD_FEATURES),
-    "score_full": (0, BOTH_FEATURES),
+    "score": (0, DEFAULT),
+    "score_fwd": (1, DEFAULT),
+    "score_compact": (0, "compact"),
+    "score_full": (0, "full"),
 }
-"""Column -> (rows variant, the sentence model's features): align-calibrate's default (--sentence-model compact),
-with and without the reverse model, and its --sentence-model full."""
+"""Column -> (rows variant, the sentence model of :data:`SENTENCE_MODELS`): align-calibrate's default with and
+without the reverse model, and its --sentence-model compact (the default before) and full."""
 
 
 class _Fitted:
@@ -238,18 +237,26 @@ class _Fitted:
         return self.model.predict(rows[:, self.cols])
 
 
-def _fit(pos: np.ndarray, neg: np.ndarray, v: int, names) -> _Fitted:
-    """The sentence model over ``names`` from rows of variant ``v`` (:data:`ROWS`), as align-calibrate fits it."""
-    order = ROWS[v]
+def _fit(own: dict, kinds: list[str], v: int, name: str) -> _Fitted:
+    """Sentence model ``name`` from rows of variant ``v`` (:data:`ROWS`): ``own``'s clean pairs against its noise
+    of ``kinds``, as align-calibrate fits it (per kind for a per-kind model; the classes weighing the same in every
+    length bin unless --plain-weights)."""
+    model, order = SENTENCE_MODELS[name], ROWS[v]
+    names = model.features(v == 0)
     cols = [order.index(n) for n in names]
-    if not BALANCE["on"]:
-        return _Fitted(fit_sentence_model(pos[:, cols], neg[:, cols], names), cols)
     i, j = order.index("log_src_words"), order.index("log_tgt_words")
 
     def shorter(x: np.ndarray) -> np.ndarray:  # the shorter side's words, back from the log-length features
         return np.rint(np.exp(np.minimum(x[:, i], x[:, j]))).astype(np.int64)
 
-    return _Fitted(fit_sentence_model(pos[:, cols], neg[:, cols], names, lengths=(shorter(pos), shorter(neg))), cols)
+    pos, negs = own["clean"][v], {k: own[k][v] for k in kinds if len(own[k][v])}
+    if model.per_kind:
+        lengths = (shorter(pos), {k: shorter(x) for k, x in negs.items()}) if BALANCE["on"] else None
+        return _Fitted(fit_per_kind(pos[:, cols], {k: x[:, cols] for k, x in negs.items()}, names, lengths=lengths),
+                       cols)  # fmt: skip
+    neg = np.vstack(list(negs.values()))
+    lengths2 = (shorter(pos), shorter(neg)) if BALANCE["on"] else None
+    return _Fitted(fit_sentence_model(pos[:, cols], neg[:, cols], names, lengths=lengths2), cols)
 
 
 def leave_one_kind_out(features: list[dict], kinds: list[str], fits=(0, 1)) -> dict:
@@ -263,13 +270,11 @@ def leave_one_kind_out(features: list[dict], kinds: list[str], fits=(0, 1)) -> d
             own, held = features[h][h], features[h][1 - h]
             if not len(held[kind][0]):
                 continue
-            for key, (v, names) in SCORES.items():
-                neg = np.vstack([own[k][v] for k in kinds if k != kind and len(own[k][v])])
-                model = _fit(own["clean"][v], neg, v, names)
+            for key, (v, name) in SCORES.items():
+                model = _fit(own, [k for k in kinds if k != kind], v, name)
                 parts[key][0].extend(model.predict(held["clean"][v]))
                 parts[key][1].extend(model.predict(held[kind][v]))
-            neg = np.vstack([own[k][0] for k in kinds if len(own[k][0])])
-            model = _fit(own["clean"][0], neg, 0, COMPACT_BOTH_FEATURES)
+            model = _fit(own, kinds, 0, DEFAULT)
             parts["score_all"][0].extend(model.predict(held["clean"][0]))
             parts["score_all"][1].extend(model.predict(held[kind][0]))
             parts["dcce"][0].extend(-held["clean"][0][:, i_dcce])
@@ -281,12 +286,12 @@ def leave_one_kind_out(features: list[dict], kinds: list[str], fits=(0, 1)) -> d
 
 
 def distributions(features: list[dict], kinds: list[str], fits=(0, 1)) -> dict:
-    """{kind: held-out scores} of the score fitted on every kind (for the plot), the halves of ``fits`` pooled."""
+    """{kind: held-out scores} of the default score fitted on every kind (for the plot), the halves of ``fits``
+    pooled."""
     out: dict = {}
     for h in fits:
         own, held = features[h][h], features[h][1 - h]
-        neg = np.vstack([own[k][0] for k in kinds if len(own[k][0])])
-        model = _fit(own["clean"][0], neg, 0, COMPACT_BOTH_FEATURES)
+        model = _fit(own, kinds, 0, DEFAULT)
         for kind in ["clean"] + kinds:
             if len(held[kind][0]):
                 out.setdefault(kind, []).extend(round(float(x), 4) for x in model.predict(held[kind][0]))
@@ -296,7 +301,8 @@ def distributions(features: list[dict], kinds: list[str], fits=(0, 1)) -> dict:
 COLUMNS = (
     ("score", "score (both models)"),
     ("score_fwd", "score (forward model only)"),
-    ("score_full", "every feature (`--sentence-model full`)"),
+    ("score_compact", "one regression, 5 features (`--sentence-model compact`)"),
+    ("score_full", "one regression, every feature (`full`)"),
     ("dcce", "DCCE alone"),
     ("length", "length ratio"),
     ("score_all", "score, kind seen in fitting"),
@@ -311,9 +317,11 @@ def markdown(results: list[dict], meta: dict) -> str:
         "(`align.confidence.noise`: Khayrallah & Koehn 2018's taxonomy, then Bicleaner's synthetic negatives). "
         "The score is fitted on one half of the gold set (odd or even sentences: clean pairs against noisy copies "
         "of **every kind but the one measured**) and measured on the other half (which halves: the protocol below). "
-        "`score (both models)`: `align-calibrate --reverse-model`'s sentence score (`--sentence-model compact`, "
-        "the default: DCCE, length ratio, coverage, each model's end-of-sentence cross-entropy); `every feature`: "
-        "`--sentence-model full` (all 23 features); `forward model only`: "
+        "`score (both models)`: `align-calibrate --reverse-model`'s sentence score (`--sentence-model per-kind`, "
+        "the default: one detector per kind of noise over DCCE, each model's cross-entropy, length ratio, coverage, "
+        "links per word of each side and each model's end-of-sentence cross-entropy, the lowest log-odds scaled to "
+        "a probability); `--sentence-model compact`: one regression over DCCE, length ratio, coverage and the end "
+        "cross-entropies (the default before); `full`: one regression over all 23 features; `forward model only`: "
         "without `--reverse-model`; `DCCE alone`: dual conditional cross-entropy (Junczys-Dowmunt 2018), lower "
         "is better; `length ratio`: `-|log(T/S)|`; the last column fits on every kind, the one measured "
         "included (what leave-one-kind-out gives up). A noisy copy equal to its pair is left out (`equal`).",
@@ -356,7 +364,7 @@ def markdown(results: list[dict], meta: dict) -> str:
         lines.append("| **mean** | | | " + " | ".join(f"**{mean[k]:.3f}**" for k, _ in COLUMNS) + " |")
         lines.append("| **worst** | | | " + " | ".join(f"**{worst[k]:.3f}**" for k, _ in COLUMNS) + " |")
         lines.append("")
-    lines += ["![distributions](sentence_scores.png)", ""]
+    lines += [f"![distributions]({meta.get('plot', 'sentence_scores.png')})", ""]
     return "\n".join(lines)
 
 
@@ -422,6 +430,7 @@ def main(argv=None) -> int:
     meta = {"command": "python benchmarks/sentence_scores.py " + shlex.join(argv or sys.argv[1:]),
             "seconds": round(time.time() - t0), "protocol": args.protocol}  # fmt: skip
     write_text_atomic(args.out + ".json", json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
+    meta["plot"] = os.path.basename(args.out) + ".png"  # beside the .md
     write_text_atomic(args.out + ".md", markdown(results, meta) + "\n")
     plot(results, args.out + ".png")
     for r in results:

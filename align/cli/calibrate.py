@@ -103,10 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--sentence-model",
         choices=sorted(SENTENCE_MODELS),
-        default="compact",
-        help="the sentence score's features: compact (default: the dual conditional cross-entropy, the length "
-        "ratio, the links' coverage and the models' surprise at the end; with --reverse-model it finds more real "
-        "noise) or full (every feature; ahead on synthetic noise only); docs/guides/confidence.md",
+        default="per-kind",
+        help="the sentence score: per-kind (default: one detector per kind of noise over the dual conditional "
+        "cross-entropy, each model's cross-entropy, the length ratio, the links' coverage and links per word and "
+        "the models' surprise at the end; a pair is as suspect as the most suspicious detector says; catches kinds "
+        "it was never fitted on best), compact (one regression over five of those) or full (one regression over "
+        "every feature); docs/guides/confidence.md",
     )
     ap.add_argument(
         "--third-language",
@@ -339,10 +341,11 @@ def _fit(
     else:
         fit_pairs = [(list(s), list(t)) for s, t in (pairs[k] for k in fit)]
         positives = [scored[k] for k in fit]
-    negatives = []
+    negatives, negative_kinds = [], []
     for kind in kinds:  # a noisy copy equal to its pair (a one-word side cannot be cut) is not noise
         noisy = [p for p, q in zip(noise.make(fit_pairs, kind, args.seed, third), fit_pairs) if p != q]
         negatives += models.score(noisy, truncate=True) if noisy else []
+        negative_kinds += [kind] * len(noisy)
     cells = [gold_cells(gold, k, *mats[k][0].shape) for k in range(len(pairs))]
     setting = calibration_setting(models.spec, args.method, args.layer, args.shift)
     if models.reverse is not None:
@@ -354,6 +357,7 @@ def _fit(
                                  "sentence_model": args.sentence_model}  # fmt: skip
     if spairs is not None:
         fitted_on["sentence_pairs"] = f"{args.sentence_pairs} ({len(fit_pairs)} pairs)"
+    sentence_model = SENTENCE_MODELS[args.sentence_model]
     cal = fit_calibration(
         [mats[k] for k in fit],
         [cells[k] for k in fit],
@@ -362,7 +366,8 @@ def _fit(
         setting,
         fitted_on,
         positives=positives,
-        features=SENTENCE_MODELS[args.sentence_model][models.reverse is not None],
+        features=sentence_model.features(models.reverse is not None),
+        negative_kinds=negative_kinds if sentence_model.per_kind else None,
     )
     return cal, mats, cells
 

@@ -42,6 +42,8 @@ import numpy as np
 
 from ..links.alignments import Alignments
 from .length_weights import length_weights, pair_lengths
+from .logistic import Logistic, fit_logistic
+from .per_kind import PerKind, fit_per_kind
 from .sentence import (
     LINK_FEATURES,
     PairEvidence,
@@ -78,8 +80,8 @@ CORRUPTIONS = ("shuffled", "truncated", "appended")
 
 FORMAT = "norm-align/calibration"
 """The file's ``format`` field (its schema, bounds and versions: :mod:`align.confidence.schema`)."""
-VERSION = 2
-"""The file version this release writes (:data:`align.confidence.schema.VERSIONS`: those it reads)."""
+VERSION = 3
+"""The file version this release writes (3: the sentence model may be :class:`~align.confidence.per_kind.PerKind`) (:data:`align.confidence.schema.VERSIONS`: those it reads)."""
 FOLDS = ("all", "odd", "even")
 """Which gold sentences a calibration is fitted on (see :func:`fold_indices`)."""
 MIN_LINKS = 50
@@ -165,72 +167,6 @@ class ScoredPair:
     reverse: np.ndarray | None = None
 
 
-@dataclass(frozen=True)
-class Logistic:
-    """``P(y = 1 | x) = sigmoid(w0 + w . (x - mean) / scale)``: a logistic regression on standardized features."""
-
-    features: tuple[str, ...]
-    mean: np.ndarray
-    scale: np.ndarray
-    weights: np.ndarray  # (1 + n_features,): intercept first
-
-    def predict(self, x: np.ndarray) -> np.ndarray:
-        """(n, n_features) -> (n,) probabilities."""
-        z = (np.asarray(x, dtype=np.float64) - self.mean) / self.scale
-        return np.asarray(1.0 / (1.0 + np.exp(-np.clip(self.weights[0] + z @ self.weights[1:], -500, 500))))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "features": list(self.features),
-            "mean": self.mean.tolist(),
-            "scale": self.scale.tolist(),
-            "weights": self.weights.tolist(),
-        }
-
-
-def fit_logistic(
-    x: np.ndarray,
-    y: np.ndarray,
-    features: Sequence[str],
-    l2: float = 1e-2,
-    iterations: int = 50,
-    weights: np.ndarray | None = None,
-) -> Logistic:
-    """Fit :class:`Logistic` to (n, k) features and (n,) 0/1 labels by Newton's method; ``l2`` penalizes the
-    weights (not the intercept), so separable data still give finite weights; ``weights`` (n,): each
-    example's weight (default 1)."""
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    sw = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
-    mean, scale = x.mean(0), x.std(0)
-    # a feature constant to within 1e-9 of its size has scale 1: float rounding leaves a constant column a
-    # spread of about 2e-16, which would multiply any later change of that feature by 4.5e15
-    scale = np.where(scale > 1e-9 * np.maximum(1.0, np.abs(mean)), scale, 1.0)
-    z = np.c_[np.ones(len(x)), (x - mean) / scale]
-    w = np.zeros(z.shape[1])
-    rate = float((sw * y).sum() / sw.sum())
-    w[0] = math.log((rate + 1e-6) / (1 - rate + 1e-6))
-    penalty = np.diag(np.r_[0.0, np.full(z.shape[1] - 1, l2)])
-
-    def loss(v: np.ndarray) -> float:  # penalized negative log-likelihood; logaddexp keeps it finite
-        a = z @ v
-        return float(np.sum(sw * (np.logaddexp(0.0, a) - y * a)) + 0.5 * v @ penalty @ v)
-
-    current = loss(w)
-    for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -500, 500)))
-        grad = z.T @ (sw * (p - y)) + penalty @ w
-        hess = (z * (sw * p * (1 - p))[:, None]).T @ z + penalty + 1e-9 * np.eye(len(w))
-        step = np.linalg.solve(hess, grad)
-        t = 1.0  # Newton's step, halved until the loss goes down (collinear features make the full step overshoot)
-        while t > 1e-10 and loss(w - t * step) > current:
-            t /= 2
-        w = w - t * step
-        previous, current = current, loss(w)
-        if np.abs(t * step).max() < 1e-8 or previous - current < 1e-10 * max(1.0, abs(current)):
-            break
-    return Logistic(tuple(features), mean, scale, w)
-
-
 def corrupt(
     pairs: Sequence[tuple[list[str], list[str]]], kind: str, seed: int = 1
 ) -> list[tuple[list[str], list[str]]]:
@@ -256,7 +192,7 @@ class Calibration:
     model: dict[str, Any]
     setting: dict[str, Any]
     cells: Logistic
-    sentence: Logistic
+    sentence: Logistic | PerKind
     fitted_on: dict[str, Any] = field(default_factory=dict)
     measured: dict[str, Any] = field(default_factory=dict)
 
@@ -390,11 +326,14 @@ def fit_calibration(
     positives: Sequence[ScoredPair] | None = None,
     features: Sequence[str] = LINK_FEATURES,
     l2: float = 1.0,
+    negative_kinds: Sequence[str] | None = None,
 ) -> Calibration:
     """Fit a calibration from the gold sentences' (scores, NULL mass) and their (T, S) 0/1 gold cells, and the
     sentence model on ``positives`` (default: the gold sentences, matrices only) against ``negatives`` (noisy
     pairs), the two classes weighing the same, over ``features`` (:mod:`align.confidence.sentence`). Tuples of
     four, (scores, NULL, reverse scores (S, T), reverse NULL), fit a bidirectional calibration.
+    ``negative_kinds`` (one kind of noise per negative): the sentence model is ``per-kind``
+    (:func:`~align.confidence.per_kind.fit_per_kind`: one detector per kind) instead of one regression.
     CalibrationError if there are too few gold sentences or links to fit (:data:`MIN_SENTENCES`,
     :data:`MIN_LINKS`)."""
     if len(matrices) != len(gold_cells):
@@ -433,7 +372,10 @@ def fit_calibration(
             )
         positives = [ScoredPair(m) for m in matrices]
     pos, neg = sentence_rows(cal, positives, features), sentence_rows(cal, negatives, features)
-    cal.sentence = fit_sentence_model(pos, neg, features, l2, (pair_lengths(positives), pair_lengths(negatives)))
+    if negative_kinds is None:
+        cal.sentence = fit_sentence_model(pos, neg, features, l2, (pair_lengths(positives), pair_lengths(negatives)))
+    else:
+        cal.sentence = _fit_per_kind(cal, pos, positives, negatives, negative_kinds, features, l2)
     cal.fitted_on = {
         **fitted_on,
         "sentences": len(matrices),
@@ -476,6 +418,29 @@ def fit_sentence_model(
     else:
         w = np.r_[np.full(len(pos), 0.5 * n_all / len(pos)), np.full(len(neg), 0.5 * n_all / len(neg))]
     return fit_logistic(np.vstack([pos, neg]), np.r_[np.ones(len(pos)), np.zeros(len(neg))], features, l2=l2, weights=w)
+
+
+def _fit_per_kind(
+    cal: Calibration,
+    pos: np.ndarray,
+    positives: Sequence[ScoredPair],
+    negatives: Sequence[ScoredPair],
+    kinds: Sequence[str],
+    features: Sequence[str],
+    l2: float,
+) -> PerKind:
+    """The ``per-kind`` sentence model: ``negatives`` grouped by their ``kinds`` (one each, in order)."""
+    if len(kinds) != len(negatives):
+        raise CalibrationError(f"{len(negatives)} noisy pairs but {len(kinds)} kinds; expected one kind each")
+    groups: dict[str, list[ScoredPair]] = {}
+    for p, k in zip(negatives, kinds):
+        groups.setdefault(k, []).append(p)
+    rows = {k: sentence_rows(cal, g, features) for k, g in groups.items()}
+    try:
+        return fit_per_kind(pos, rows, features, l2, (pair_lengths(positives), {k: pair_lengths(g) for k, g in
+                                                                                groups.items()}))  # fmt: skip
+    except ValueError as e:
+        raise CalibrationError(str(e)) from None
 
 
 def gold_cells(gold: Alignments, k: int, t: int, s: int) -> np.ndarray:

@@ -51,11 +51,13 @@ from .calibration import (
     VERSION,
     Calibration,
     CalibrationError,
-    Logistic,
 )
+from .logistic import Logistic
+from .noise import KINDS
+from .per_kind import LOWEST, PerKind
 from .sentence import SENTENCE_MODELS, sentence_choices
 
-VERSIONS = (1, VERSION)
+VERSIONS = (1, 2, VERSION)
 """The file versions this release reads (the last is the one it writes)."""
 MAX_WEIGHT = 1e4
 """Largest magnitude of a weight or intercept (see the module docstring)."""
@@ -246,6 +248,32 @@ def check_logistic(d: Any, where: str, prefix: str, choices: tuple[tuple[str, ..
     )
 
 
+def check_per_kind(d: dict[str, Any], where: str, choices: tuple[tuple[str, ...], ...], what: str) -> PerKind:
+    """The ``per-kind`` sentence model (version 3): its features one of ``choices``, one detector per kind of noise
+    (each a kind of :data:`~align.confidence.noise.KINDS` once, with the means, scales and weights of a logistic
+    regression over the features) and ``combine``, a logistic regression over :data:`~align.confidence.per_kind.LOWEST`
+    whose weight is positive (a higher lowest log-odds is likelier a translation)."""
+    listed = ((lambda v: isinstance(v, list) and len(v) > 0), "a non-empty list")
+    check_fields(d, where, "sentence", {"features": listed, "detectors": listed, "combine": (_is_object, "an object")},
+                 ("features", "detectors", "combine"))  # fmt: skip
+    features = d["features"]
+    seen: list[str] = []
+    detectors = []
+    for i, det in enumerate(d["detectors"]):
+        prefix = f"sentence.detectors[{i}]"
+        kind = det.get("kind", _MISSING) if isinstance(det, dict) else det
+        if kind not in KINDS or kind in seen:
+            raise fail(where, f"{prefix}.kind", kind, "a kind of noise of align.confidence.noise.KINDS, each once")
+        seen.append(kind)
+        body = {k: v for k, v in det.items() if k != "kind"}
+        detectors.append(check_logistic({"features": features, **body}, where, prefix, choices, what))
+    combine = check_logistic(d["combine"], where, "sentence.combine", ((LOWEST,),), f'["{LOWEST}"]')
+    if not combine.weights[1] > 0:
+        raise fail(where, "sentence.combine.weights[1]", combine.weights[1].item(),
+                   "a positive weight (a higher lowest log-odds: likelier a translation)")  # fmt: skip
+    return PerKind(tuple(features), tuple(seen), tuple(detectors), combine)
+
+
 def calibration_from_dict(d: Any, where: str) -> Calibration:
     """A calibration file's parsed JSON checked field by field; CalibrationError ``where: FIELD: found X;
     expected Y`` for the first field that is not as the schema says."""
@@ -267,7 +295,14 @@ def calibration_from_dict(d: Any, where: str) -> Calibration:
         what = "one of the sentence feature lists of align.confidence.sentence.SENTENCE_CHOICES" + (
             "" if both else " without the reverse model's (cells.features has no rev_ features)"
         )
-    sentence = check_logistic(d["sentence"], where, "sentence", choices, what)
+    sentence: Logistic | PerKind
+    if isinstance(d["sentence"], dict) and "detectors" in d["sentence"]:
+        if d["version"] < 3:
+            raise fail(where, "sentence.detectors", "...", f"no detectors in a version {d['version']} file (a "
+                       "per-kind sentence model is version 3's)")  # fmt: skip
+        sentence = check_per_kind(d["sentence"], where, choices, what)
+    else:
+        sentence = check_logistic(d["sentence"], where, "sentence", choices, what)
     setting = d["setting"]
     learned = isinstance(setting, dict) and setting.get("method") == "learned"
     required = tuple(k for k in SETTING if k not in ("reverse_model", "alignment_layer"))
@@ -284,11 +319,15 @@ def calibration_from_dict(d: Any, where: str) -> Calibration:
         d["fitted_on"], where, "fitted_on", FITTED_ON, ("sentences", "cells", "gold_links", "negatives")
     )
     named = fitted_on.get("sentence_model")
-    if named is not None and tuple(sentence.features) not in SENTENCE_MODELS[named]:
-        raise fail(
-            where, "fitted_on.sentence_model", named,
-            f"the model whose features sentence.features lists ({', '.join(sentence.features[:3])}, ...)",
-        )  # fmt: skip
+    if named is not None:
+        m = SENTENCE_MODELS[named]
+        if tuple(sentence.features) not in (m.forward, m.both) or m.per_kind != isinstance(sentence, PerKind):
+            form = "per-kind detectors" if isinstance(sentence, PerKind) else "one regression"
+            raise fail(
+                where, "fitted_on.sentence_model", named,
+                f"the model whose features sentence.features lists ({', '.join(sentence.features[:3])}, ...; "
+                f"{form})",
+            )  # fmt: skip
     measured = check_fields(d["measured"], where, "measured", MEASURED, ())
     cal = Calibration(model, dict(setting), cells, sentence, dict(fitted_on), dict(measured))
     check_behaviour(cal, where)
@@ -315,7 +354,8 @@ def check_behaviour(cal: Calibration, where: str) -> None:
             f"{where}: cells.weights: found weights (intercept {cal.cells.weights[0]:g}) that give every cell of a "
             f"test pair probability {p.flat[0]:.6g}; expected weights under which a link and a cell of score 0 differ"
         )
-    w = cal.sentence.weights
+    models = cal.sentence.detectors if isinstance(cal.sentence, PerKind) else (cal.sentence,)
+    w = next((m.weights for m in models if not m.weights[1:].any()), models[0].weights)
     if _no_link_score(cal) == 1.0 or not w[1:].any():
         raise CalibrationError(
             f"{where}: sentence.weights: found weights (intercept {w[0]:g}) that give "

@@ -7,7 +7,7 @@ import shutil
 import numpy as np
 import pytest
 
-from align.confidence.sentence import COMPACT_FORWARD_FEATURES, FORWARD_FEATURES
+from align.confidence.sentence import FORWARD_FEATURES, PER_KIND_FORWARD_FEATURES
 
 pytest.importorskip("fairseq")
 pytestmark = pytest.mark.fairseq
@@ -75,9 +75,13 @@ def test_calibration_file(cal, gold_pairs, capsys):
     fit = [(list(s), list(t)) for s, t in read_text_pairs(str(gold_pairs / "pairs.txt"))[0::2]]
     kinds = [k for k in noise.KINDS if k != "wrong-language"]
     want = sum(p != q for k in kinds for p, q in zip(noise.make(fit, k, 1), fit))
-    assert d["version"] == 2 and d["fitted_on"]["noise"] == kinds
+    assert d["version"] == 3 and d["fitted_on"]["noise"] == kinds
     assert d["fitted_on"]["sentences"] == 30 and d["fitted_on"]["negatives"] == want and 300 < want <= 12 * 30
-    assert d["sentence"]["features"] == list(COMPACT_FORWARD_FEATURES) and d["fitted_on"]["sentence_model"] == "compact"
+    assert (
+        d["sentence"]["features"] == list(PER_KIND_FORWARD_FEATURES) and d["fitted_on"]["sentence_model"] == "per-kind"
+    )
+    # the default sentence model: one detector per kind fitted on (each kind once), combined by one weight > 0
+    assert [x["kind"] for x in d["sentence"]["detectors"]] == kinds and d["sentence"]["combine"]["weights"][1] > 0
     assert d["measured"]["held_out_sentences"] == 30 and 0 <= d["measured"]["ece_held_out"] < 0.1
     assert len(d["model"]["sha256"]) == 64
 
@@ -252,7 +256,7 @@ def test_calibration_of_another_model_or_setting(cal, gold_pairs, tmp_path, caps
         (("cells", "weights", 0), 1e308, "cells.weights[0]: found 1e+308; expected a finite number in [-10000, 10000]"),
         (("cells", "scale", 0), float("inf"), "cells.scale[0]: found Infinity; expected a finite number"),
         (("cells", "weights", 1), "0.5", 'cells.weights[1]: found "0.5"; expected a finite number'),
-        (("version",), 3, "version: found 3; expected 1 or 2 (the versions norm-align "),
+        (("version",), 4, "version: found 4; expected 1 or 2 or 3 (the versions norm-align "),
         (("setting", "method"), "nrom", 'setting.method: found "nrom"; expected one of '),
     ],
 )

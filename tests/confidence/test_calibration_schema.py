@@ -94,7 +94,7 @@ CASES = [
     ((("setting", "heads"), []), "setting.heads: found []; expected"),
     ((("setting", "src_reduce"), "median"), 'setting.src_reduce: found "median"; expected one of sum, mean, max'),
     ((("setting", "tgt_reduce"), _DELETE), "setting.tgt_reduce: found nothing; expected one of sum, mean, max"),
-    ((("setting", "extra"), 1), "setting.extra: found a field version 2 does not have; expected only method,"),
+    ((("setting", "extra"), 1), "setting.extra: found a field version 3 does not have; expected only method,"),
     ((("setting", "reverse_model"), {"sha256": "r"}), "setting.reverse_model: found {"),
     ((("model", "sha256"), 12), "model.sha256: found 12; expected a string"),
     ((("model",), "abc"), 'model: found "abc"; expected an object of strings'),
@@ -114,10 +114,10 @@ CASES = [
     ((("cells", "features"), list(C.CELL_FEATURES[::-1])), 'cells.features: found a list of 12: ["null_share",'),
     ((("cells", "features"), None), "cells.features: found null; expected a list of feature names"),
     ((("sentence",), _DELETE), "sentence: found nothing; expected an object (the sentence model)"),
-    ((("version",), 3), "version: found 3; expected 1 or 2 (the versions norm-align "),
-    ((("version",), "1"), 'version: found "1"; expected 1 or 2'),
-    ((("version",), True), "version: found true; expected 1 or 2"),
-    ((("version",), _DELETE), "version: found nothing; expected 1 or 2"),
+    ((("version",), 4), "version: found 4; expected 1 or 2 or 3 (the versions norm-align "),
+    ((("version",), "1"), 'version: found "1"; expected 1 or 2 or 3'),
+    ((("version",), True), "version: found true; expected 1 or 2 or 3"),
+    ((("version",), _DELETE), "version: found nothing; expected 1 or 2 or 3"),
     ((("format",), "norm-align/calibration-v2"), 'format: found "norm-align/calibration-v2"; expected "norm-align/'),
     ((("package",), 0.2), "package: found 0.2; expected a string"),
     ((("fitted_on", "sentences"), "30"), 'fitted_on.sentences: found "30"; expected an integer >= 0'),
@@ -125,7 +125,10 @@ CASES = [
     ((("fitted_on", "fold"), "third"), 'fitted_on.fold: found "third"; expected one of all, odd, even'),
     ((("fitted_on", "seed"), 1.5), "fitted_on.seed: found 1.5; expected an integer"),
     ((("fitted_on", "gold"), ["a"]), 'fitted_on.gold: found ["a"]; expected a string'),
-    ((("fitted_on", "sentence_model"), "big"), 'fitted_on.sentence_model: found "big"; expected one of compact, full'),
+    (
+        (("fitted_on", "sentence_model"), "big"),
+        'fitted_on.sentence_model: found "big"; expected one of per-kind, compact, full',
+    ),
     # the toy file's sentence model has the link features only: neither compact's nor full's list
     ((("fitted_on", "sentence_model"), "full"), 'fitted_on.sentence_model: found "full"; expected the model whose'),
     ((("measured", "ece_fitted"), 2.0), "measured.ece_fitted: found 2.0; expected a finite number in [0, 1]"),
@@ -283,7 +286,7 @@ def mutated(draw):
         if not dicts:  # the whole file replaced by a value: nothing left to change
             break
         if op == "version" and isinstance(d, dict):
-            path, value = ("version",), draw(st.sampled_from([0, 3, -1, "1", 1.0, True, None]))
+            path, value = ("version",), draw(st.sampled_from([0, 4, -1, "1", 1.0, True, None]))
         elif op == "delete" and len(paths) > 1:
             path, value = draw(st.sampled_from(paths[1:])), _DELETE
         elif op in ("replace", "delete", "version"):

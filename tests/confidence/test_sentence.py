@@ -72,7 +72,9 @@ def test_every_feature_list_is_computed_the_same_one_by_one_or_all_at_once():
         got = S.available_features(e)
         for names in S.SENTENCE_CHOICES:
             np.testing.assert_array_equal(S.feature_vector(e, names), np.array([got[n] for n in names]))
-    assert S.sentence_choices(False) == (S.LINK_FEATURES, S.FORWARD_FEATURES, S.COMPACT_FORWARD_FEATURES)
+    assert S.sentence_choices(False) == (
+        S.LINK_FEATURES, S.FORWARD_FEATURES, S.COMPACT_FORWARD_FEATURES, S.PER_KIND_FORWARD_FEATURES
+    )  # fmt: skip
     assert set(S.sentence_choices(True)) == set(S.SENTENCE_CHOICES)
 
 
