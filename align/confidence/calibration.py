@@ -19,12 +19,13 @@ things for different methods, layers and models. A :class:`Calibration` maps wha
 The label is "the cell is a gold link, sure or possible" (the ``P`` set of Och & Ney 2003, what
 precision counts).
 
-A sentence score in ``[0, 1]`` says whether the pair is a translation at all: a second logistic regression
-over the pair's features (:mod:`align.confidence.sentence`: what the forward model and, with a reverse model,
+A sentence score in ``[0, 1]`` says whether the pair is a translation at all: logistic regression (one per kind
+of noise by default, :mod:`align.confidence.per_kind`; or one over every kind) over the pair's features (:mod:`align.confidence.sentence`: what the forward model and, with a reverse model,
 the reverse model say about the pair under forced decoding, the link probabilities' coverage and shape, the
 lengths, the words copied), fitted on the gold pairs against noisy copies of them of every kind of
 :data:`align.confidence.noise.KINDS`, the two classes weighing the same: P(the pair is a translation) where
-half the pairs are translations and half are noise of those kinds. Files of version 1 hold a sentence model
+half the pairs are translations and half are noise of those kinds (the per-kind model: its lowest detector's
+log-odds scaled to that probability). Files of version 1 hold a sentence model
 over the link probabilities alone (:data:`~align.confidence.sentence.LINK_FEATURES`) and read as they did.
 """
 
@@ -371,17 +372,19 @@ def fit_calibration(
                 "log-probabilities: give positives"
             )
         positives = [ScoredPair(m) for m in matrices]
-    pos, neg = sentence_rows(cal, positives, features), sentence_rows(cal, negatives, features)
+    pos = sentence_rows(cal, positives, features)
     if negative_kinds is None:
+        neg = sentence_rows(cal, negatives, features)
         cal.sentence = fit_sentence_model(pos, neg, features, l2, (pair_lengths(positives), pair_lengths(negatives)))
+        n_neg = len(neg)
     else:
-        cal.sentence = _fit_per_kind(cal, pos, positives, negatives, negative_kinds, features, l2)
+        cal.sentence, n_neg = _fit_per_kind(cal, pos, positives, negatives, negative_kinds, features, l2)
     cal.fitted_on = {
         **fitted_on,
         "sentences": len(matrices),
         "cells": cells,
         "gold_links": links,
-        "negatives": len(neg),
+        "negatives": n_neg,
         "sentence_weights": "length-balanced",
     }
     return cal
@@ -428,17 +431,18 @@ def _fit_per_kind(
     kinds: Sequence[str],
     features: Sequence[str],
     l2: float,
-) -> PerKind:
-    """The ``per-kind`` sentence model: ``negatives`` grouped by their ``kinds`` (one each, in order)."""
+) -> tuple[PerKind, int]:
+    """The ``per-kind`` sentence model from ``negatives`` grouped by their ``kinds`` (one each, in order), and how
+    many noisy pairs it was fitted on (those with no empty side)."""
     if len(kinds) != len(negatives):
         raise CalibrationError(f"{len(negatives)} noisy pairs but {len(kinds)} kinds; expected one kind each")
     groups: dict[str, list[ScoredPair]] = {}
     for p, k in zip(negatives, kinds):
         groups.setdefault(k, []).append(p)
     rows = {k: sentence_rows(cal, g, features) for k, g in groups.items()}
+    lengths = (pair_lengths(positives), {k: pair_lengths(g) for k, g in groups.items()})
     try:
-        return fit_per_kind(pos, rows, features, l2, (pair_lengths(positives), {k: pair_lengths(g) for k, g in
-                                                                                groups.items()}))  # fmt: skip
+        return fit_per_kind(pos, rows, features, l2, lengths), sum(len(r) for r in rows.values())
     except ValueError as e:
         raise CalibrationError(str(e)) from None
 

@@ -79,6 +79,8 @@ def fit_per_kind(
     if not len(pos) or not kinds:
         raise ValueError(f"{len(pos)} pairs and noisy pairs of {len(kinds)} kinds; the sentence model needs both")
     pos_len, neg_len = lengths if lengths is not None else (None, {})
+    if lengths is not None and any(k not in neg_len or len(neg_len[k]) != len(neg[k]) for k in kinds):
+        raise ValueError("lengths: expected one length per noisy pair of every kind")
     detectors = []
     for k in kinds:
         w = _weights(pos_len, neg_len.get(k), len(pos), len(neg[k]))

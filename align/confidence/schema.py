@@ -210,14 +210,16 @@ def check_fields(
     return d
 
 
-def _numbers(d: dict[str, Any], key: str, where: str, prefix: str, n: int, bounds: tuple[float, float]) -> np.ndarray:
+def _numbers(
+    d: dict[str, Any], key: str, where: str, prefix: str, n: int, bounds: tuple[float, float], of: str = ""
+) -> np.ndarray:
     values = d.get(key, _MISSING)
     field = f"{prefix}.{key}"
     if not isinstance(values, list) or len(values) != n:
         size = f"a list of {len(values)}" if isinstance(values, list) else _show(values)
         raise CalibrationError(
             f"{where}: {field}: found {size}; expected a list of {n} numbers "
-            f"({'an intercept and ' if key == 'weights' else ''}one per feature of {prefix}.features)"
+            f"({'an intercept and ' if key == 'weights' else ''}one per feature of {of or prefix + '.features'})"
         )
     test, expected = _number(*bounds)
 
@@ -257,21 +259,30 @@ def check_per_kind(d: dict[str, Any], where: str, choices: tuple[tuple[str, ...]
     check_fields(d, where, "sentence", {"features": listed, "detectors": listed, "combine": (_is_object, "an object")},
                  ("features", "detectors", "combine"))  # fmt: skip
     features = d["features"]
-    seen: list[str] = []
+    if not any(features == list(c) for c in choices):
+        raise CalibrationError(f"{where}: sentence.features: found a list of {len(features)}: {_show(features)}; "
+                               f"expected {what}")  # fmt: skip
+    vector = ((lambda v: isinstance(v, list)), "a list of numbers")
+    kind_check = ((lambda v: isinstance(v, str) and v in KINDS), "a kind of noise of align.confidence.noise.KINDS")
+    fields = {"kind": kind_check, "mean": vector, "scale": vector, "weights": vector}
+    kinds: list[str] = []
     detectors = []
+    n = len(features)
     for i, det in enumerate(d["detectors"]):
         prefix = f"sentence.detectors[{i}]"
-        kind = det.get("kind", _MISSING) if isinstance(det, dict) else det
-        if kind not in KINDS or kind in seen:
-            raise fail(where, f"{prefix}.kind", kind, "a kind of noise of align.confidence.noise.KINDS, each once")
-        seen.append(kind)
-        body = {k: v for k, v in det.items() if k != "kind"}
-        detectors.append(check_logistic({"features": features, **body}, where, prefix, choices, what))
+        check_fields(det, where, prefix, fields, tuple(fields))
+        if det["kind"] in kinds:
+            raise fail(where, f"{prefix}.kind", det["kind"], "each kind once (one detector per kind of noise)")
+        kinds.append(det["kind"])
+        mean = _numbers(det, "mean", where, prefix, n, (-MAX_MEAN, MAX_MEAN), "sentence.features")
+        scale = _numbers(det, "scale", where, prefix, n, (MIN_SCALE, MAX_SCALE), "sentence.features")
+        weights = _numbers(det, "weights", where, prefix, n + 1, (-MAX_WEIGHT, MAX_WEIGHT), "sentence.features")
+        detectors.append(Logistic(tuple(features), mean, scale, weights))
     combine = check_logistic(d["combine"], where, "sentence.combine", ((LOWEST,),), f'["{LOWEST}"]')
     if not combine.weights[1] > 0:
         raise fail(where, "sentence.combine.weights[1]", combine.weights[1].item(),
                    "a positive weight (a higher lowest log-odds: likelier a translation)")  # fmt: skip
-    return PerKind(tuple(features), tuple(seen), tuple(detectors), combine)
+    return PerKind(tuple(features), tuple(kinds), tuple(detectors), combine)
 
 
 def calibration_from_dict(d: Any, where: str) -> Calibration:
@@ -298,8 +309,8 @@ def calibration_from_dict(d: Any, where: str) -> Calibration:
     sentence: Logistic | PerKind
     if isinstance(d["sentence"], dict) and "detectors" in d["sentence"]:
         if d["version"] < 3:
-            raise fail(where, "sentence.detectors", "...", f"no detectors in a version {d['version']} file (a "
-                       "per-kind sentence model is version 3's)")  # fmt: skip
+            raise CalibrationError(f"{where}: sentence.detectors: found a per-kind sentence model; expected none in a "
+                                   f"version {d['version']} file (per-kind models are version 3's)")  # fmt: skip
         sentence = check_per_kind(d["sentence"], where, choices, what)
     else:
         sentence = check_logistic(d["sentence"], where, "sentence", choices, what)
@@ -328,6 +339,11 @@ def calibration_from_dict(d: Any, where: str) -> Calibration:
                 f"the model whose features sentence.features lists ({', '.join(sentence.features[:3])}, ...; "
                 f"{form})",
             )  # fmt: skip
+    noise = fitted_on.get("noise")
+    if isinstance(sentence, PerKind) and noise is not None and not set(sentence.kinds) <= set(noise):
+        extra = sorted(set(sentence.kinds) - set(noise))
+        raise fail(where, "fitted_on.noise", noise, f"every kind the sentence model has a detector of ({', '.join(extra)} "
+                   "missing)")  # fmt: skip
     measured = check_fields(d["measured"], where, "measured", MEASURED, ())
     cal = Calibration(model, dict(setting), cells, sentence, dict(fitted_on), dict(measured))
     check_behaviour(cal, where)
@@ -354,14 +370,31 @@ def check_behaviour(cal: Calibration, where: str) -> None:
             f"{where}: cells.weights: found weights (intercept {cal.cells.weights[0]:g}) that give every cell of a "
             f"test pair probability {p.flat[0]:.6g}; expected weights under which a link and a cell of score 0 differ"
         )
-    models = cal.sentence.detectors if isinstance(cal.sentence, PerKind) else (cal.sentence,)
-    w = next((m.weights for m in models if not m.weights[1:].any()), models[0].weights)
-    if _no_link_score(cal) == 1.0 or not w[1:].any():
+    if isinstance(cal.sentence, PerKind):
+        models = [(f"sentence.detectors[{i}]", m) for i, m in enumerate(cal.sentence.detectors)]
+        models.append(("sentence.combine", cal.sentence.combine))
+    else:
+        models = [("sentence", cal.sentence)]
+    field, w = next(
+        ((f, m.weights) for f, m in models if not m.weights[1:].any()), (models[-1][0], models[-1][1].weights)
+    )
+    no_link = _no_link_score(cal)
+    if no_link == 1.0 or not w[1:].any() or _flat_combine(cal):
         raise CalibrationError(
-            f"{where}: sentence.weights: found weights (intercept {w[0]:g}) that give "
-            + ("a pair with no link score 1.0" if w[1:].any() else "every pair the same score (all others 0)")
+            f"{where}: {field}.weights: found weights (intercept {w[0]:g}) that give "
+            + ("a pair with no link score 1.0" if no_link == 1.0 and w[1:].any() else "every pair the same score")
+            + (" (all others 0)" if not w[1:].any() else "")
             + "; expected weights under which a pair with no link scores below 1 and pairs differ"
         )
+
+
+def _flat_combine(cal: Calibration) -> bool:
+    """Whether a per-kind model's last regression gives two lowest log-odds a unit apart the same probability (a
+    weight as small as 1e-300 is positive, yet says nothing)."""
+    if not isinstance(cal.sentence, PerKind):
+        return False
+    p = cal.sentence.combine.predict(np.array([[-0.5], [0.5]]) * cal.sentence.combine.scale + cal.sentence.combine.mean)
+    return bool(p[0] == p[1])
 
 
 def _no_link_score(cal: Calibration) -> float:

@@ -27,8 +27,9 @@ SETTING = {
 
 
 @functools.cache
-def fitted(bidirectional: bool) -> str:
-    """A calibration file's text, fitted on synthetic sentences (bidirectional: with a reverse model's scores)."""
+def fitted(bidirectional: bool, per_kind: bool = False) -> str:
+    """A calibration file's text, fitted on synthetic sentences (bidirectional: with a reverse model's scores;
+    per_kind: the sentence model one detector per kind, the negatives taken as two kinds in turn)."""
     rng = np.random.default_rng(3)
     mats, cells = [], []
     for _ in range(30):
@@ -40,9 +41,11 @@ def fitted(bidirectional: bool) -> str:
         cells.append(gold)
     negatives = [C.ScoredPair(tuple(rng.random(np.shape(x)) for x in m)) for m in mats]
     setting = {**SETTING, "reverse_model": {"sha256": "r" * 64}} if bidirectional else SETTING
+    kinds = ["misaligned", "short"] * (len(negatives) // 2) if per_kind else None
     cal = C.fit_calibration(
-        mats, cells, negatives, {"sha256": "f" * 64}, setting, {"gold": "toy", "fold": "odd", "seed": 1}
-    )
+        mats, cells, negatives, {"sha256": "f" * 64}, setting, {"gold": "toy", "fold": "odd", "seed": 1},
+        negative_kinds=kinds,
+    )  # fmt: skip
     cal.measured = {"ece_fitted": 0.01, "ece_held_out": 0.02, "held_out_sentences": 30}
     return cal.to_json()
 
@@ -276,8 +279,8 @@ def mutated(draw):
     """(bidirectional, file text, the fields changed, whether the text was cut): one to three changes of a
     fitted file (a field deleted, replaced by another value or type, added, given twice; the version changed),
     and maybe the text cut short."""
-    both = draw(st.booleans())
-    d = json.loads(fitted(both))
+    both, per_kind = draw(st.booleans()), draw(st.booleans())
+    d = json.loads(fitted(both, per_kind))
     changed = []
     for _ in range(draw(st.integers(1, 3))):
         op = draw(st.sampled_from(["delete", "replace", "replace", "add", "version", "twice"]))
@@ -310,7 +313,7 @@ def mutated(draw):
     cut = draw(st.booleans()) and draw(st.booleans())
     if cut:
         text = text[: draw(st.integers(0, len(text) - 1))]
-    return both, text, [_field(p) for p in changed], cut
+    return (both, per_kind), text, [_field(p) for p in changed], cut
 
 
 def _get(d, path):
@@ -346,7 +349,7 @@ def test_a_mutated_file_behaves_as_a_valid_one_or_is_refused_naming_a_changed_fi
             assert np.isfinite(p).all() and (p >= 0).all() and (p <= 1).all()
         assert not all((p == 1.0).all() for p in got[::2]), changed
         if all(c.split(".")[0].split("[")[0] in NEUTRAL for c in changed) or not changed:
-            ref = behaviour(C.read_calibration(_write(folder, fitted(both))))
+            ref = behaviour(C.read_calibration(_write(folder, fitted(*both))))
             for p, q in zip(got, ref):
                 np.testing.assert_array_equal(p, q)
         C.write_calibration(os.path.join(folder, "again.json"), cal)

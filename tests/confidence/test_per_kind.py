@@ -54,6 +54,8 @@ def test_kinds_without_pairs_are_left_out_and_none_at_all_is_an_error():
     assert m.kinds == ("a", "b")
     with pytest.raises(ValueError, match="noisy pairs of 0 kinds"):
         fit_per_kind(pos, {"c": np.zeros((0, 2))}, ("x", "y"))
+    with pytest.raises(ValueError, match="one length per noisy pair of every kind"):
+        fit_per_kind(pos, neg, ("x", "y"), lengths=(np.full(len(pos), 5), {"a": np.full(len(neg["a"]), 5)}))
 
 
 def _fitted() -> C.Calibration:
@@ -92,6 +94,21 @@ def test_a_per_kind_calibration_reads_back_as_it_was_written(tmp_path):
          "positive weight"),
         (lambda s: s["detectors"][0]["weights"].pop(), "sentence.detectors[0].weights: found a list of 7"),
         (lambda s: s.update(detectors=[]), "sentence.detectors: found []; expected a non-empty list"),
+        (lambda s: s["detectors"].__setitem__(0, "misaligned"), 'sentence.detectors[0]: found "misaligned"; expected '
+         "a JSON object with the fields kind, mean, scale, weights"),
+        (lambda s: s["detectors"][0].update(kind=["short"]), 'sentence.detectors[0].kind: found ["short"]; expected a '
+         "kind of noise"),
+        (lambda s: s["detectors"][0].update(features=s["features"]), "sentence.detectors[0].features: found a field "
+         "version 3 does not have; expected only kind, mean, scale, weights"),
+        (lambda s: s["detectors"][1].pop("kind"), "sentence.detectors[1].kind: found nothing; expected a kind"),
+        (lambda s: s["features"].pop(), "sentence.features: found a list of 6:"),
+        (lambda s: s["detectors"][0]["mean"].pop(), "sentence.detectors[0].mean: found a list of 6; expected a list of "
+         "7 numbers (one per feature of sentence.features)"),
+        (lambda s: s["combine"]["weights"].__setitem__(1, 1e-300), "sentence.combine.weights: found weights "
+         "(intercept"),
+        (lambda s: s["detectors"][1]["weights"][1:] == [0.0] * 7 or s["detectors"][1].update(weights=[1.0] + [0.0] * 7),
+         "sentence.detectors[1].weights: found weights (intercept 1) that give every pair the same score (all others "
+         "0)"),
     ],
 )  # fmt: skip
 def test_a_tampered_per_kind_model_is_refused_in_one_line(tmp_path, edit, message):
@@ -112,6 +129,18 @@ def test_version_2_files_hold_one_regression_only(tmp_path):
     with open(path, "w") as f:
         json.dump(d, f)
     with pytest.raises(
-        C.CalibrationError, match=r"sentence.detectors: found \"...\"; expected no detectors in a version 2 file"
+        C.CalibrationError,
+        match="sentence.detectors: found a per-kind sentence model; expected none in a version 2 file",
     ):
+        C.read_calibration(path)
+
+
+def test_detectors_only_of_the_kinds_it_was_fitted_on(tmp_path):
+    d = json.loads(_fitted().to_json())
+    d["fitted_on"]["noise"] = ["misaligned"]
+    path = os.path.join(tmp_path, "cal.json")
+    with open(path, "w") as f:
+        json.dump(d, f)
+    with pytest.raises(C.CalibrationError, match=r'fitted_on.noise: found \["misaligned"\]; expected every kind the '
+                       "sentence model has a detector of \\(short missing\\)"):  # fmt: skip
         C.read_calibration(path)
