@@ -94,7 +94,8 @@ MOVED = {
     "align.extract_cli": "align.cli.extract",
 }
 """Module paths of release 0.1.0 that moved in 0.2.0 (and those of 0.2.0 that moved after it: the signature,
-the file layer, the gold sets and the calibration), and where they are now: importing an old path still works in 0.2.x, with a DeprecationWarning naming the new one;
+the file layer, the gold sets and the calibration), and where they are now: importing an old path still works in
+0.2.x, with a DeprecationWarning naming the new one;
 the old paths go in 0.3.0."""
 
 

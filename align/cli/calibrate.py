@@ -32,7 +32,7 @@ from ..confidence.calibration import (
     gold_cells,
     write_calibration,
 )
-from ..confidence.sentence import SENTENCE_MODELS
+from ..confidence.sentence import DEFAULT_SENTENCE_MODEL, SENTENCE_MODELS
 from ..extraction.loading import (
     LOADERS,
     RunError,
@@ -103,12 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--sentence-model",
         choices=sorted(SENTENCE_MODELS),
-        default="per-kind",
-        help="the sentence score: per-kind (default: one detector per kind of noise over the dual conditional "
-        "cross-entropy, each model's cross-entropy, the length ratio, the links' coverage and links per word and "
-        "the models' surprise at the end; a pair is as suspect as the most suspicious detector says; catches kinds "
-        "it was never fitted on best), compact (one regression over five of those) or full (one regression over "
-        "every feature); docs/guides/confidence.md",
+        default=DEFAULT_SENTENCE_MODEL,
+        help="the sentence score: "
+        + "; ".join(
+            f"{name}{' (the default)' if name == DEFAULT_SENTENCE_MODEL else ''}: {m.description}"
+            for name, m in SENTENCE_MODELS.items()
+        )  # fmt: skip
+        + "; docs/guides/confidence.md",
     )
     ap.add_argument(
         "--third-language",

@@ -246,7 +246,8 @@ def _both_directions_flags(ap: argparse.ArgumentParser) -> None:
 
 
 def _run_flags(ap: argparse.ArgumentParser) -> None:
-    """align-extract's flags of how it runs: batches, device, dtype, languages, framework, shards, the summary, progress."""
+    """align-extract's flags of how it runs: batches, device, dtype, languages, framework, shards, the summary,
+    progress."""
     ap.add_argument(
         "--batch-size", type=int, default=32, help="pairs per forward pass (default 32; never changes an alignment)"
     )

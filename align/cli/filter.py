@@ -1,4 +1,5 @@
-"""align-filter: keep the pairs of a corpus whose sentence score is high enough; every other line rejected, with its score.
+"""align-filter: keep the pairs of a corpus whose sentence score is high enough; every other line rejected, with its
+score.
 
 ``align-filter PAIRS --model MODEL [--reverse-model REV] --calibration CAL (--min-score X | --keep-fraction F)
 --out DIR`` scores every ``source ||| target`` pair as ``align-extract --sentence-scores`` does (the same pass

@@ -20,7 +20,8 @@ The label is "the cell is a gold link, sure or possible" (the ``P`` set of Och &
 precision counts).
 
 A sentence score in ``[0, 1]`` says whether the pair is a translation at all: logistic regression (one per kind
-of noise by default, :mod:`align.confidence.per_kind`; or one over every kind) over the pair's features (:mod:`align.confidence.sentence`: what the forward model and, with a reverse model,
+of noise by default, :mod:`align.confidence.per_kind`; or one over every kind) over the pair's features
+(:mod:`align.confidence.sentence`: what the forward model and, with a reverse model,
 the reverse model say about the pair under forced decoding, the link probabilities' coverage and shape, the
 lengths, the words copied), fitted on the gold pairs against noisy copies of them of every kind of
 :data:`align.confidence.noise.KINDS`, the two classes weighing the same: P(the pair is a translation) where
@@ -42,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..links.alignments import Alignments
-from .length_weights import length_weights, pair_lengths
+from .length_weights import class_weights, pair_lengths
 from .logistic import Logistic, fit_logistic
 from .per_kind import PerKind, fit_per_kind
 from .sentence import (
@@ -82,7 +83,8 @@ CORRUPTIONS = ("shuffled", "truncated", "appended")
 FORMAT = "norm-align/calibration"
 """The file's ``format`` field (its schema, bounds and versions: :mod:`align.confidence.schema`)."""
 VERSION = 3
-"""The file version this release writes (3: the sentence model may be :class:`~align.confidence.per_kind.PerKind`) (:data:`align.confidence.schema.VERSIONS`: those it reads)."""
+"""The file version this release writes (3: the sentence model may be :class:`~align.confidence.per_kind.PerKind`)
+(:data:`align.confidence.schema.VERSIONS`: those it reads)."""
 FOLDS = ("all", "odd", "even")
 """Which gold sentences a calibration is fitted on (see :func:`fold_indices`)."""
 MIN_LINKS = 50
@@ -411,15 +413,11 @@ def fit_sentence_model(
     """The sentence model from (n_pos, k) features of translations and (n_neg, k) of noisy pairs, the two classes
     weighing the same (each sums to half the examples): P(translation) at even odds. ``lengths``: each pair's
     shorter side in words ((n_pos,), (n_neg,)): the classes then weigh the same in every length bin too
-    (:func:`length_weights`). CalibrationError without both classes."""
+    (:func:`~.length_weights.length_weights`). CalibrationError without both classes."""
     if not len(pos) or not len(neg):
         raise CalibrationError(f"{len(pos)} pairs and {len(neg)} noisy pairs; the sentence model needs both")
-    n_all = len(pos) + len(neg)
-    if lengths is not None:
-        wp, wn = length_weights(*lengths)
-        w = np.r_[wp, wn]
-    else:
-        w = np.r_[np.full(len(pos), 0.5 * n_all / len(pos)), np.full(len(neg), 0.5 * n_all / len(neg))]
+    pos_len, neg_len = lengths if lengths is not None else (None, None)
+    w = class_weights(pos_len, neg_len, len(pos), len(neg))
     return fit_logistic(np.vstack([pos, neg]), np.r_[np.ones(len(pos)), np.zeros(len(neg))], features, l2=l2, weights=w)
 
 

@@ -1,7 +1,8 @@
 """Keep the pairs of a corpus above a sentence score, or its best fraction; nothing lost (numpy only).
 
 Every input line goes to exactly one of two files: ``kept.txt`` (the line as it was, byte for byte, in input
-order; a UTF-8 byte-order mark at the start of the input is dropped, and a last line without a newline gets one) or ``rejected.tsv`` (``LINE<TAB>SCORE<TAB>the line``, 1-based line numbers, in input order). The
+order; a UTF-8 byte-order mark at the start of the input is dropped, and a last line without a newline gets one) or
+``rejected.tsv`` (``LINE<TAB>SCORE<TAB>the line``, 1-based line numbers, in input order). The
 scores come from ``sentence_scores.tsv`` of ``align-extract --sentence-scores`` (one ``LINE<TAB>SCORE`` per
 input line, merged from shards by ``align-merge``), so scoring shards as extraction does.
 """

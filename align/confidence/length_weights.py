@@ -53,6 +53,15 @@ def length_weights(pos_len: np.ndarray, neg_len: np.ndarray) -> tuple[np.ndarray
     return wp, wn
 
 
+def class_weights(pos_len: np.ndarray | None, neg_len: np.ndarray | None, n_pos: int, n_neg: int) -> np.ndarray:
+    """(n_pos + n_neg,) example weights, translations first: each class sums to half the examples, and in every
+    length bin too (:func:`length_weights`) when both classes' lengths ((n_pos,), (n_neg,)) are given."""
+    if pos_len is not None and neg_len is not None:
+        return np.asarray(np.concatenate(length_weights(pos_len, neg_len)))
+    n = n_pos + n_neg
+    return np.asarray(np.r_[np.full(n_pos, 0.5 * n / n_pos), np.full(n_neg, 0.5 * n / n_neg)])
+
+
 def pair_lengths(pairs: Sequence[Any]) -> np.ndarray:
     """(n,) the shorter side's words of each :class:`~align.confidence.calibration.ScoredPair` whose sides are not
     empty (those :func:`~align.confidence.calibration.sentence_rows` keeps; the sides the models scored)."""

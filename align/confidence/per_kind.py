@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .length_weights import length_weights
+from .length_weights import class_weights
 from .logistic import Logistic, fit_logistic
 
 LOWEST = "lowest_kind_log_odds"
@@ -56,14 +56,6 @@ class PerKind:
         return {"features": list(self.features), "detectors": detectors, "combine": self.combine.to_dict()}
 
 
-def _weights(pos_len: np.ndarray | None, neg_len: np.ndarray | None, n_pos: int, n_neg: int) -> np.ndarray:
-    """(n_pos + n_neg,) the two classes weighing the same, in every length bin when the lengths are given."""
-    if pos_len is not None and neg_len is not None:
-        return np.asarray(np.concatenate(length_weights(pos_len, neg_len)))
-    n = n_pos + n_neg
-    return np.asarray(np.r_[np.full(n_pos, 0.5 * n / n_pos), np.full(n_neg, 0.5 * n / n_neg)])
-
-
 def fit_per_kind(
     pos: np.ndarray,
     neg: Mapping[str, np.ndarray],
@@ -73,7 +65,8 @@ def fit_per_kind(
 ) -> PerKind:
     """:class:`PerKind` from (n_pos, k) features of translations and, per kind, (n_kind, k) features of its noisy
     pairs (a kind without pairs is left out). ``lengths``: each pair's shorter side in words, (n_pos,) and per kind
-    (n_kind,): the classes then weigh the same in every length bin (:func:`length_weights`). ValueError without
+    (n_kind,): the classes then weigh the same in every length bin (:func:`~.length_weights.length_weights`).
+    ValueError without
     translations or without any noisy pair."""
     kinds = [k for k, rows in neg.items() if len(rows)]
     if not len(pos) or not kinds:
@@ -83,14 +76,14 @@ def fit_per_kind(
         raise ValueError("lengths: expected one length per noisy pair of every kind")
     detectors = []
     for k in kinds:
-        w = _weights(pos_len, neg_len.get(k), len(pos), len(neg[k]))
+        w = class_weights(pos_len, neg_len.get(k), len(pos), len(neg[k]))
         y = np.r_[np.ones(len(pos)), np.zeros(len(neg[k]))]
         detectors.append(fit_logistic(np.vstack([pos, neg[k]]), y, features, l2=l2, weights=w))
     model = PerKind(tuple(features), tuple(kinds), tuple(detectors), Logistic((LOWEST,), np.zeros(1), np.ones(1),
                                                                               np.zeros(2)))  # fmt: skip
     every = np.vstack([neg[k] for k in kinds])
     every_len = np.concatenate([neg_len[k] for k in kinds]) if lengths is not None else None
-    w = _weights(pos_len, every_len, len(pos), len(every))
+    w = class_weights(pos_len, every_len, len(pos), len(every))
     lowest = np.r_[model.lowest(pos), model.lowest(every)][:, None]
     combine = fit_logistic(lowest, np.r_[np.ones(len(pos)), np.zeros(len(every))], (LOWEST,), l2=l2, weights=w)
     return PerKind(model.features, model.kinds, model.detectors, combine)

@@ -342,8 +342,8 @@ def calibration_from_dict(d: Any, where: str) -> Calibration:
     noise = fitted_on.get("noise")
     if isinstance(sentence, PerKind) and noise is not None and not set(sentence.kinds) <= set(noise):
         extra = sorted(set(sentence.kinds) - set(noise))
-        raise fail(where, "fitted_on.noise", noise, f"every kind the sentence model has a detector of ({', '.join(extra)} "
-                   "missing)")  # fmt: skip
+        raise fail(where, "fitted_on.noise", noise,
+                   f"every kind the sentence model has a detector of ({', '.join(extra)} missing)")  # fmt: skip
     measured = check_fields(d["measured"], where, "measured", MEASURED, ())
     cal = Calibration(model, dict(setting), cells, sentence, dict(fitted_on), dict(measured))
     check_behaviour(cal, where)

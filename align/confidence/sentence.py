@@ -321,15 +321,21 @@ class SentenceModel(NamedTuple):
 SENTENCE_MODELS = {
     "per-kind": SentenceModel(
         PER_KIND_FORWARD_FEATURES, PER_KIND_BOTH_FEATURES, True,
-        "one detector per kind of noise, the lowest log-odds of them scaled to a probability (the default)",
+        "one detector per kind of noise over the dual conditional cross-entropy, each model's cross-entropy, the "
+        "length ratio, the links' coverage and links per word and the models' surprise at the end; a pair is as "
+        "suspect as the most suspicious detector says; catches kinds it was never fitted on best",
     ),
     "compact": SentenceModel(
         COMPACT_FORWARD_FEATURES, COMPACT_BOTH_FEATURES, False,
-        "one regression over the dual conditional cross-entropy, the length ratio, the coverage and the end CEs",
+        "one regression over five of those: the dual conditional cross-entropy, the length ratio, the coverage "
+        "and the models' surprise at the end",
     ),
     "full": SentenceModel(FORWARD_FEATURES, BOTH_FEATURES, False, "one regression over every feature"),
 }  # fmt: skip
-"""``align-calibrate --sentence-model``: name -> :class:`SentenceModel`."""
+"""``align-calibrate --sentence-model``: name -> :class:`SentenceModel`; its ``description`` is the option's help."""
+
+DEFAULT_SENTENCE_MODEL = "per-kind"
+"""The sentence model ``align-calibrate`` fits unless told otherwise: it catches kinds it was never fitted on best."""
 
 SENTENCE_CHOICES = (
     LINK_FEATURES, FORWARD_FEATURES, BOTH_FEATURES, COMPACT_FORWARD_FEATURES, COMPACT_BOTH_FEATURES,

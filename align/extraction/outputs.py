@@ -226,7 +226,8 @@ def _lock_owner(path: str) -> str:
 @contextmanager
 def lock(folder: str, name: str = ".merge-lock") -> Iterator[tuple[bool, str, bool]]:
     """An exclusive lock among processes sharing ``folder``: yields ``(True, "", False)`` to the process
-    that holds it, ``(False, why, busy)`` to the others (``busy``: its owner may be alive and working). The lock is a folder holding its owner (``HOST~PID``),
+    that holds it, ``(False, why, busy)`` to the others (``busy``: its owner may be alive and working). The lock is a
+    folder holding its owner (``HOST~PID``),
     made whole and renamed into place, so it never exists without an owner. One left by a process
     killed on this host is taken over; one without an owner, or of another host or a live process,
     is left alone and ``why`` says whose it is and what to do."""

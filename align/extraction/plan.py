@@ -1,7 +1,8 @@
 """An extraction run as one immutable plan, built and checked once before anything is written.
 
 ``align-extract`` is flags -> :class:`Flags` -> :func:`check_flags` (everything that needs no model: usage
-errors, then the ``--calibration`` file's schema, before a model loads) -> :func:`load_models` and :func:`load_calibration` (the models,
+errors, then the ``--calibration`` file's schema, before a model loads) -> :func:`load_models` and
+:func:`load_calibration` (the models,
 their spec, the reverse model, the calibration, each checked against the others) ->
 :func:`align.extraction.run.extract` (the engine, streamed into :class:`align.extraction.writer.OutputFolder`).
 Nothing is written onto the flags: what a step derives is a field of the next step's value. Errors are
@@ -422,13 +423,15 @@ def load_calibration(
         got = identity_fields(rev.identity())
         if got != cal.setting.get("reverse_model"):
             raise RunError(
-                f"{f.calibration}: fitted with reverse model {cal.setting.get('reverse_model')}; --reverse-model is {got}"
+                f"{f.calibration}: fitted with reverse model {cal.setting.get('reverse_model')}; "
+                f"--reverse-model is {got}"
             )
     if "alignment_layer" in cal.setting:
         now = [getattr(getattr(a, "alignment_layer", None), "weights_sha256", None) for a in [aligner, rev] if a]
         if now != cal.setting["alignment_layer"]:
             raise RunError(
-                f"{f.calibration}: fitted on the alignment layer(s) {', '.join(x[:12] for x in cal.setting['alignment_layer'])}"
+                f"{f.calibration}: fitted on the alignment layer(s) "
+                f"{', '.join(x[:12] for x in cal.setting['alignment_layer'])}"
                 f"; this run reads {', '.join(str(x)[:12] for x in now)} (retrained? calibrate it again)"
             )
     match = [

@@ -1,4 +1,5 @@
-"""One reader per text layout of a gold set's original files, by name in :data:`LAYOUTS` (standard library and align.io).
+"""One reader per text layout of a gold set's original files, by name in :data:`LAYOUTS` (standard library and
+align.io).
 
 A reader takes the paths of the layout's files and returns the first side's and the second side's word
 lists (one list a sentence) and, for layouts whose text numbers its sentences, those numbers (the
@@ -24,7 +25,8 @@ Text = tuple[Words, Words, list[int] | None]
 
 
 class UnknownLayoutError(TestSetError):
-    """A text layout that :data:`LAYOUTS` does not have (a fault of a registry entry); the message lists the valid ones."""
+    """A text layout that :data:`LAYOUTS` does not have (a fault of a registry entry); the message lists the valid
+    ones."""
 
 
 def _files(layout: str, paths: Sequence[str], n: int) -> None:

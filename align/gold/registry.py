@@ -62,7 +62,8 @@ class TestSet:
     gold: str
     """The gold file's name."""
     gold_format: str
-    """The gold file's format, as :func:`align.io.formats.read_alignments` names it: ``talp``, ``pharaoh``, ``naacl``."""
+    """The gold file's format, as :func:`align.io.formats.read_alignments` names it: ``talp``, ``pharaoh``,
+    ``naacl``."""
     gold_base: int
     """The gold file's index base: 0 or 1."""
     gold_reversed: bool
@@ -87,7 +88,8 @@ class TestSet:
 
     @property
     def checksum(self) -> str:
-        """The set's digest: sha256 over its files' names and sha256 digests (the first 12 hex digits are in signatures)."""
+        """The set's digest: sha256 over its files' names and sha256 digests (the first 12 hex digits are in
+        signatures)."""
         h = hashlib.sha256()
         for name in sorted(self.files):
             h.update(f"{name} {self.files[name]}\n".encode())

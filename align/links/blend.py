@@ -1,7 +1,8 @@
 """Blends: several settings of one direction averaged into one word-score matrix (numpy only).
 
 A blend is named by its settings joined with ``+``, each a dump name without ``.align``
-(``alti-awi-layer0+attn-awo-layer2``; parsed and named by :class:`align.spec.setting.Blend`). Its matrix is the mean of the settings' row shares: each
+(``alti-awi-layer0+attn-awo-layer2``; parsed and named by :class:`align.spec.setting.Blend`). Its matrix is the mean
+of the settings' row shares: each
 setting's ``(tgt_words, src_words)`` word scores, negatives clipped to 0, each target word's row
 divided by its sum (a distribution over source words, as in :mod:`align.links.combine`), then
 averaged cell by cell. Rows stay distributions, so a blend decodes, saves and combines with a reverse

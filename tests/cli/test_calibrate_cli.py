@@ -451,3 +451,15 @@ def test_filter_refuses_pairs_in_the_other_direction_and_writes_nothing(cal, gol
     err = capsys.readouterr().err
     assert code == 1 and f"align-filter: {turned}: its first 60 pairs read as the other direction" in err, err
     assert err.rstrip().endswith("swap the two sides; nothing written") and not out.exists()
+
+
+def test_sentence_model_help_names_every_model_and_the_default():
+    # the option's help is built from the registry: a model added there is described without touching the CLI
+    from align.cli.calibrate import build_parser
+    from align.confidence.sentence import DEFAULT_SENTENCE_MODEL, SENTENCE_MODELS
+
+    action = next(a for a in build_parser()._actions if "--sentence-model" in a.option_strings)
+    assert action.default == DEFAULT_SENTENCE_MODEL and sorted(action.choices) == sorted(SENTENCE_MODELS)
+    for name, model in SENTENCE_MODELS.items():
+        assert f"{name}" in action.help and model.description in action.help
+    assert f"{DEFAULT_SENTENCE_MODEL} (the default)" in action.help

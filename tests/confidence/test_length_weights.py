@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from align.confidence.calibration import ScoredPair
-from align.confidence.length_weights import length_weights, pair_lengths
+from align.confidence.length_weights import class_weights, length_weights, pair_lengths
 
 
 def test_length_weights_by_hand():
@@ -27,6 +27,16 @@ def test_length_weights_merge_small_bins_upward():
     np.testing.assert_allclose(wp, [10.5 / 11] * 11)
     np.testing.assert_allclose(wn, [10.5 / 11] * 5 + [10.5 * 6 / 55] * 5)
     assert wp.sum() == pytest.approx(10.5) and wn.sum() == pytest.approx(10.5)
+
+
+def test_class_weights_without_lengths_give_each_class_half():
+    # 2 translations, 6 noisy pairs: 8 examples, each class sums to 4: translations 4 / 2 = 2, noisy 4 / 6 = 2/3
+    np.testing.assert_allclose(class_weights(None, None, 2, 6), [2, 2] + [2 / 3] * 6)
+
+
+def test_class_weights_with_lengths_are_length_weights_concatenated():
+    pos, neg = np.array([1] * 5 + [10] * 5), np.array([1] * 5 + [10] * 15)
+    np.testing.assert_allclose(class_weights(pos, neg, 10, 20), [1.5] * 10 + [1.5] * 5 + [0.5] * 15)
 
 
 def test_pair_lengths_are_the_shorter_scored_side_and_skip_empty_ones():
