@@ -71,6 +71,8 @@ def number_in(
             raise argparse.ArgumentTypeError(
                 f"{text}: expected {'an integer' if kind is int else 'a number'}"
             ) from None
+        if v != v:  # NaN: every comparison with it is false, so the range checks below would let it through
+            raise argparse.ArgumentTypeError(f"{text}: expected a number, not NaN")
         below = low is not None and (v <= low if low_open else v < low)
         if below or (high is not None and v > high):
             want = f"in {span}" if span else (f"above {low:g}" if low_open else f"at least {low:g}")

@@ -28,7 +28,7 @@ from ..confidence.filtering import KEPT, REJECTED, Rule, read_scores, split
 from ..io.atomic import write_text_atomic
 from ..io.console import console_main
 from ..io.errors import AlignmentFormatError
-from ..spec.signature import file_digest
+from ..io.lines import display_name
 from .common import empty_flag, number_in, quiet_frameworks, run_naming_extras
 
 
@@ -129,8 +129,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
         ap.error("give --scores FILE, or --model with --calibration (to score the pairs here)")
     if args.model and not args.calibration:
         ap.error("--model needs --calibration (the sentence score is the calibration's)")
-    if args.input == "-":
-        ap.error("the input is read twice (scored, then split): give a file, not standard input")
+    if args.model and (args.input == "-" or (os.path.exists(args.input) and not os.path.isfile(args.input))):
+        ap.error("with --model the input is read twice (scored, then split): give a file, not standard input or a pipe")
+    if args.input == "-" and args.scores == "-":
+        ap.error("the input and --scores are both standard input; give one of them as a file")
     if args.scores and (args.reverse_model or args.calibration):
         ap.error("--reverse-model and --calibration go with --model; --scores are already computed")
     t0 = time.time()
@@ -145,13 +147,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
             if args.model:
                 quiet_frameworks()
                 scores_path = _score_with_model(args, os.path.join(tmp, "scored"))
-            scores = read_scores(scores_path)
+            scores, scores_sha256 = read_scores(scores_path)
             mask = rule.keep(scores)
-            counts = split(args.input, scores, mask, tmp)
+            counts = split(args.input, scores, mask, tmp, display_name(scores_path))
             summary = {
                 "input": args.input,
                 "scores": args.scores or "scored/sentence_scores.tsv",
-                "scores_sha256": file_digest(scores_path),
+                "scores_sha256": scores_sha256,
                 "rule": {"min_score": rule.min_score, "keep_fraction": rule.keep_fraction},
                 **counts,
                 "lowest_kept": float(scores[mask].min()) if counts["kept"] else None,

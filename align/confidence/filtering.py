@@ -1,17 +1,19 @@
 """Keep the pairs of a corpus above a sentence score, or its best fraction; nothing lost (numpy only).
 
 Every input line goes to exactly one of two files: ``kept.txt`` (the line as it was, byte for byte, in input
-order; a UTF-8 byte-order mark at the start of the input is dropped, and a last line without a newline gets one) or
-``rejected.tsv`` (``LINE<TAB>SCORE<TAB>the line``, 1-based line numbers, in input order). The
+order; a UTF-8 byte-order mark at the start of the input is dropped, and a last line without a newline gets the
+line before it's ending, ``\r\n`` or ``\n``) or ``rejected.tsv`` (``LINE<TAB>SCORE<TAB>the line``, 1-based line numbers, in input order). The
 scores come from ``sentence_scores.tsv`` of ``align-extract --sentence-scores`` (one ``LINE<TAB>SCORE`` per
 input line, merged from shards by ``align-merge``), so scoring shards as extraction does.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -43,23 +45,28 @@ class Rule:
         if self.min_score is not None:
             return scores >= self.min_score
         n = len(scores)
-        fraction = float(self.keep_fraction or 0.0)  # set: __post_init__ checked that one of the two is
-        k = math.floor(fraction * n + 0.5)  # halves up (round() would round them to even)
+        # exact decimal arithmetic: 0.285 * 100 is 28.4999... in binary floating point, and its half must go up;
+        # repr() is the shortest decimal that reads back as this float (the number the user typed)
+        fraction = Fraction(repr(float(self.keep_fraction or 0.0)))  # set: __post_init__ checked one of the two is
+        k = math.floor(fraction * n + Fraction(1, 2))  # halves up (round() would round them to even)
         order = np.lexsort((np.arange(n), -scores))  # best first; equal scores in line order
         out = np.zeros(n, dtype=bool)
         out[order[:k]] = True
         return out
 
 
-def read_scores(path: str) -> np.ndarray:
-    """(n,) the scores of a ``LINE<TAB>SCORE`` file whose lines number 1, 2, ..., n in order; AlignmentFormatError
-    naming the file, the line and what was expected."""
+def read_scores(path: str) -> tuple[np.ndarray, str]:
+    """(n,) the scores of a ``LINE<TAB>SCORE`` file whose lines number 1, 2, ..., n in order, and the sha256 of its
+    lines as read (decompressed; hashed while reading, so standard input and pipes get their own digest, not that
+    of an empty file); AlignmentFormatError naming the file, the line and what was expected."""
     out: list[float] = []
+    digest = hashlib.sha256()
     with LineReader(path) as reader:
         while True:
             first = reader.next_line
             block = reader.take(BLOCK_LINES)
             for i, raw in enumerate(block):
+                digest.update(raw)
                 n = first + i
                 parts = decode_line(raw, reader.name, n).split("\t")
                 if len(parts) != 2 or parts[0] != str(n):
@@ -75,13 +82,18 @@ def read_scores(path: str) -> np.ndarray:
                     raise AlignmentFormatError(reader.name, n, f"score {parts[1]!r}; expected a number from 0 to 1")
                 out.append(v)
             if len(block) < BLOCK_LINES:
-                return np.array(out, dtype=np.float64)
+                return np.array(out, dtype=np.float64), digest.hexdigest()
 
 
-def split(input_path: str, scores: np.ndarray, keep: np.ndarray, folder: str) -> dict[str, int]:
+def split(
+    input_path: str, scores: np.ndarray, keep: np.ndarray, folder: str, scores_name: str = "the scores"
+) -> dict[str, int]:
     """Write ``folder/kept.txt`` and ``folder/rejected.tsv`` from the input's lines, streaming; the counts.
-    AlignmentFormatError when the input has another number of lines than there are scores."""
+    AlignmentFormatError when the input has another number of lines than there are scores (read from
+    ``scores_name``) or a line that is not UTF-8 (kept or not: whether a file is accepted must not depend on the
+    rule)."""
     kept = rejected = 0
+    ending = b"\n"  # the line ending a last line without one gets: the line before it's
     with (
         LineReader(input_path) as reader,
         open(os.path.join(folder, KEPT), "wb") as k_out,
@@ -97,17 +109,20 @@ def split(input_path: str, scores: np.ndarray, keep: np.ndarray, folder: str) ->
                 )  # fmt: skip
             for i, raw in enumerate(block):
                 n = first + i
+                text = decode_line(raw, reader.name, n)
+                if raw.endswith(b"\n"):
+                    ending = b"\r\n" if raw.endswith(b"\r\n") else b"\n"
                 if keep[n - 1]:
-                    k_out.write(raw if raw.endswith(b"\n") else raw + b"\n")
+                    k_out.write(raw if raw.endswith(b"\n") else raw + ending)
                     kept += 1
                 else:
-                    r_out.write(f"{n}\t{scores[n - 1]:.6f}\t{decode_line(raw, reader.name, n)}\n")
+                    r_out.write(f"{n}\t{scores[n - 1]:.6f}\t{text}\n")
                     rejected += 1
             if len(block) < BLOCK_LINES:
                 break
     if kept + rejected != len(scores):
         raise AlignmentFormatError(
-            reader.name, None, f"{kept + rejected} lines; expected {len(scores)}, one per score (the input the "
-            "scores were computed on)",
+            scores_name, kept + rejected + 1, f"a score for line {kept + rejected + 1}, but {reader.name} has "
+            f"{kept + rejected} lines; expected the scores of that input (one per line)",
         )  # fmt: skip
     return {"lines": kept + rejected, "kept": kept, "rejected": rejected}

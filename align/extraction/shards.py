@@ -130,14 +130,19 @@ def check_file_name(name, where: str) -> str:
     return name
 
 
-def _rows(path: str, f: IO[str]) -> Iterator[tuple[int, str, int]]:
-    """``(id, payload, line)`` of one shard file, ids checked to ascend."""
+def _rows(path: str, f: IO[bytes]) -> Iterator[tuple[int, str, int]]:
+    """``(id, payload, line)`` of one shard file (read as bytes, decoded line by line so that a bad byte is named
+    by its line), ids checked to ascend."""
     last = -1
-    for n, line in enumerate(f, 1):
+    for n, raw in enumerate(f, 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ShardError(f"{path}:{n}: bytes {raw[max(0, e.start - 8) : e.end + 8]!r} are not UTF-8") from None
         if not line.endswith("\n"):
             raise ShardError(f"{path}:{n}: the last line has no newline; the shard file is cut short")
         sid, tab, payload = line[:-1].partition("\t")
-        if not tab or not sid.isdigit():
+        if not tab or not (sid.isascii() and sid.isdigit()):  # isdigit alone takes '²', which int() refuses
             raise ShardError(f"{path}:{n}: expected 'ID<TAB>payload'; found {line.rstrip()[:60]!r}")
         i = int(sid)
         if i <= last:
@@ -238,7 +243,7 @@ def merge(folder: str, overwrite: bool = False) -> tuple[int, int, list[str]]:
     return len(paths), total, names
 
 
-def _tagged(k: int, path: str, f: IO[str]) -> Iterator[tuple[int, int, str, int]]:
+def _tagged(k: int, path: str, f: IO[bytes]) -> Iterator[tuple[int, int, str, int]]:
     """``(id, shard, payload, line)`` rows of shard ``k``'s file (``k`` bound now, not when the rows are read)."""
     for i, payload, n in _rows(path, f):
         yield i, k, payload, n
@@ -252,7 +257,7 @@ def _merge_file(paths: dict[int, str], name: str, total: int, out: str) -> None:
         for k in sorted(paths):
             p = os.path.join(paths[k], name)
             try:
-                f = open(p, encoding="utf-8", newline="\n")
+                f = open(p, "rb")
             except OSError as e:
                 raise ShardError(f"{p}: listed in the manifest but unreadable ({e.strerror})") from None
             handles.append(f)

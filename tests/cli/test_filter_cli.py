@@ -35,6 +35,8 @@ def test_min_score(corpus, tmp_path, capsys):
         (["--scores", "S", "--calibration", "c", "--min-score", "0.5"], "go with --model"),
         (["--scores", "S"], "one of the arguments --min-score --keep-fraction is required"),
         (["--scores", "S", "--keep-fraction", "1.5"], "1.5: expected a number in (0, 1]"),
+        (["--scores", "S", "--keep-fraction", "nan"], "nan: expected a number, not NaN"),
+        (["--scores", "S", "--min-score", "nan"], "nan: expected a number, not NaN"),
     ],
 )
 def test_usage_errors_exit_2(corpus, tmp_path, capsys, args, message):
@@ -75,3 +77,39 @@ def test_overwrite_replaces_an_earlier_filter_folder_but_never_the_scores(corpus
     inside.write_text(scores.read_text())
     assert main([str(pairs), "--scores", str(inside), "--out", str(out), "--min-score", "0.5", "--overwrite"]) == 1
     assert "holds the input" in capsys.readouterr().err and inside.exists()
+
+
+def test_scores_from_standard_input_are_read_once_and_hashed(corpus, tmp_path, capsys, monkeypatch):
+    import hashlib
+    import io
+
+    pairs, scores = corpus
+    data = scores.read_bytes()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+    out = tmp_path / "out"
+    assert main([str(pairs), "--scores", "-", "--min-score", "0.5", "--out", str(out), "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["kept"] == 2 and summary["scores_sha256"] == hashlib.sha256(data).hexdigest()
+
+
+def test_the_input_from_standard_input_with_a_scores_file(corpus, tmp_path, capsys, monkeypatch):
+    import io
+
+    pairs, scores = corpus
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(pairs.read_bytes())))
+    out = tmp_path / "out"
+    assert main(["-", "--scores", str(scores), "--min-score", "0.5", "--out", str(out)]) == 0
+    assert (out / "kept.txt").read_text() == "a ||| x\nc ||| z\n"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["-", "--model", "m", "--calibration", "c"], "with --model the input is read twice"),
+        (["-", "--scores", "-"], "the input and --scores are both standard input"),
+    ],
+)
+def test_standard_input_twice_is_a_usage_error(tmp_path, capsys, argv, message):
+    with pytest.raises(SystemExit) as e:
+        main([*argv, "--min-score", "0.5", "--out", str(tmp_path / "out")])
+    assert e.value.code == 2 and message in capsys.readouterr().err

@@ -22,6 +22,12 @@ def test_keep_fraction_keeps_the_best_share_ties_in_line_order():
     assert Rule(keep_fraction=0.5).keep(s).sum() == 3 and Rule(keep_fraction=0.5).keep(np.zeros(7)).sum() == 4
 
 
+@pytest.mark.parametrize("fraction, kept", [(0.285, 29), (0.145, 15), (0.575, 58), (0.284, 28), (0.29, 29)])
+def test_keep_fraction_halves_go_up_in_decimal_not_binary(fraction, kept):
+    # 0.285 * 100 is 28.4999... in binary floating point: the half of 28.5 must still go up, to 29
+    assert Rule(keep_fraction=fraction).keep(np.linspace(0, 1, 100)).sum() == kept
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [
@@ -53,6 +59,22 @@ def test_a_bad_scores_file_names_file_and_line(tmp_path, text, line, message):
         read_scores(str(p))
 
 
+def test_read_scores_digest_is_of_the_lines_read_from_a_file_or_a_pipe(tmp_path):
+    import hashlib
+    import subprocess
+    import sys
+
+    text = b"1\t0.9\n2\t0.2\n"
+    p = tmp_path / "s.tsv"
+    p.write_bytes(text)
+    scores, digest = read_scores(str(p))
+    assert scores.tolist() == [0.9, 0.2] and digest == hashlib.sha256(text).hexdigest()
+    # through a pipe: the bytes read are hashed, not the drained pipe (which would be sha256 of nothing)
+    code = "import sys; from align.confidence.filtering import read_scores; print(read_scores('-')[1])"
+    out = subprocess.run([sys.executable, "-c", code], input=text, capture_output=True, check=True).stdout
+    assert out.decode().strip() == hashlib.sha256(text).hexdigest()
+
+
 def test_split_every_line_in_exactly_one_file(tmp_path):
     pairs = tmp_path / "pairs.txt"
     lines = ["a b ||| x y", "c ||| z", "d e f ||| u v w", "g ||| t"]
@@ -70,5 +92,24 @@ def test_an_input_of_another_length_than_the_scores_is_an_error(tmp_path):
     pairs.write_text("a ||| b\nc ||| d\ne ||| f\n")
     with pytest.raises(AlignmentFormatError, match="pairs.txt:3: a line beyond the 2 the scores are for"):
         split(str(pairs), np.array([0.5, 0.5]), np.array([True, True]), str(tmp_path))
-    with pytest.raises(AlignmentFormatError, match="pairs.txt: 3 lines; expected 4, one per score"):
-        split(str(pairs), np.full(4, 0.5), np.full(4, True), str(tmp_path))
+    # too many scores: the scores file's first line without an input line is named
+    with pytest.raises(AlignmentFormatError, match="s.tsv:4: a score for line 4, but .*pairs.txt has 3 lines"):
+        split(str(pairs), np.full(4, 0.5), np.full(4, True), str(tmp_path), "s.tsv")
+
+
+def test_a_line_that_is_not_utf8_is_an_error_whether_kept_or_not(tmp_path):
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_bytes(b"a \xff ||| x\nb ||| y\n")
+    for keep in ([True, True], [False, True]):
+        with pytest.raises(AlignmentFormatError, match="pairs.txt:1: bytes .* are not UTF-8"):
+            split(str(pairs), np.array([0.9, 0.9]), np.array(keep), str(tmp_path))
+
+
+def test_a_last_line_without_newline_gets_the_ending_of_the_line_before(tmp_path):
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_bytes(b"a ||| x\r\nb ||| y")
+    split(str(pairs), np.array([0.9, 0.9]), np.array([True, True]), str(tmp_path))
+    assert (tmp_path / KEPT).read_bytes() == b"a ||| x\r\nb ||| y\r\n"
+    pairs.write_bytes(b"b ||| y")  # a single line: \n
+    split(str(pairs), np.array([0.9]), np.array([True]), str(tmp_path))
+    assert (tmp_path / KEPT).read_bytes() == b"b ||| y\n"

@@ -226,3 +226,19 @@ def test_merged_a_symbolic_link_is_refused_never_followed_or_moved(tmp_path, cap
     assert err.count("\n") == 1 and "merged: is a symbolic link (to " in err, err
     assert sorted(os.listdir(run)) == ["merged", "shard-0-of-1"] and (run / "merged").is_symlink()
     assert os.listdir(elsewhere) == ["manifest.json"]
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        (b"3\t3-3\xff\n", r"shard-0-of-3/a.align:2: bytes .* are not UTF-8"),
+        ("\u00b2\t3-3\n".encode(), r"shard-0-of-3/a.align:2: expected 'ID<TAB>payload'"),  # '²'.isdigit() is True
+    ],
+)
+def test_a_bad_byte_or_a_non_ascii_digit_names_the_shard_file_and_line(tmp_path, capsys, line, message):
+    _three(tmp_path)
+    (tmp_path / "shard-0-of-3" / "a.align").write_bytes(b"0\t0-0\n" + line)
+    with pytest.raises(ShardError, match=message):
+        merge(str(tmp_path))
+    assert main([str(tmp_path)]) == 1 and capsys.readouterr().err.count("\n") == 1
+    assert not (tmp_path / "merged").exists()
