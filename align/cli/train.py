@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
@@ -128,17 +129,22 @@ def _main(argv: Sequence[str] | None = None) -> int:
         ap.error(str(e))
     if len(outs) == 2 and os.path.realpath(outs[0][0]) == os.path.realpath(outs[1][0]):
         ap.error(f"--out and --reverse-out are one folder ({outs[0][0]}): each model's layer needs its own")
+    for folder, model in outs:
+        if os.path.isdir(model) and os.path.realpath(folder) == os.path.realpath(model):
+            # a model folder's files are its identity (sha256): the layer's files there would change it
+            ap.error(f"{folder} is the model's own folder: the layer's files would change the model's sha256 and the "
+                     f"layer would no longer fit it; give another folder (default {default_folder(model)})")  # fmt: skip
     made: list[str] = []
     try:
-        for folder, _ in outs:
-            _check_out(folder, args.overwrite)
+        _check_out(outs, args.overwrite)
         # the corpus and the teacher file first: a bad line is found before any folder or model
         pairs, corpus = _read_corpus(args.input)
         links = _read_teacher(args.teacher_links, pairs) if args.teacher_links else None
         with ExitStack() as stack:
             for folder, _ in outs:
-                made += [d for d in (folder, os.path.join(folder, "train")) if not os.path.isdir(d)]
+                new = [d for d in (folder, os.path.join(folder, "train")) if not os.path.isdir(d)]
                 stack.callback(lock_folder(folder).close)
+                made += new  # only once locked: a run that lost the lock must not remove the winner's folders
             result = _train(args, outs, pairs, corpus, links)
     except UsageError as e:
         _remove_empty(made)
@@ -188,11 +194,21 @@ def _read_corpus(path: str) -> tuple[list[tuple[list[str], list[str]]], dict[str
     return pairs, {"file": os.path.basename(path), "sha256": reader.sha256, "pairs": len(pairs)}
 
 
-def _check_out(folder: str, overwrite: bool) -> None:
+def _check_out(outs: list[tuple[str, str]], overwrite: bool) -> None:
+    """FileExistsError when a folder holds a finished layer and --overwrite is not given; a pair stored half (a run
+    stopped between storing the two layers) says so."""
     from ..extraction.alignment_layer import CONFIG
 
-    if os.path.isfile(os.path.join(folder, CONFIG)) and not overwrite:
-        raise FileExistsError(f"{folder}: a trained alignment layer is already there; --overwrite replaces it")
+    done = [f for f, _ in outs if os.path.isfile(os.path.join(f, CONFIG))]
+    if not done or overwrite:
+        return
+    rest = [f for f, _ in outs if f not in done and os.path.isfile(os.path.join(f, "train", "checkpoint_last.pt"))]
+    if rest:
+        raise FileExistsError(
+            f"{done[0]}: a trained alignment layer is there but not yet {rest[0]}'s (a run stopped between storing "
+            "the two); --overwrite resumes it and stores both"
+        )
+    raise FileExistsError(f"{done[0]}: a trained alignment layer is already there; --overwrite replaces it")
 
 
 def _teacher_flags(args: argparse.Namespace, dest: str | None, blend: str) -> Any:
@@ -241,11 +257,11 @@ def _train(
     """Align the corpus (unless ``links``, --teacher-links, are given), train each model's layer, then store them
     all (none is stored before every one is trained: a run interrupted in the second resumes, flags unchanged)."""
     from ..attribution.methods import METHODS
-    from ..extraction.alignment_layer import save
+    from ..extraction.alignment_layer import save, tokenizer_fingerprint
     from ..extraction.loading import UsageError
     from ..extraction.plan import check_flags
     from ..extraction.prepare import build_plan
-    from ..spec.signature import identity_fields
+    from ..spec.signature import model_key
 
     with ExitStack() as stack:
         # the models loaded and checked against each other as align-extract does (nothing is written here)
@@ -273,16 +289,20 @@ def _train(
         if links is not None:
             teacher: dict[str, Any] = {"file": os.path.basename(args.teacher_links)}
         else:
-            models = [identity_fields(a.identity()) for a in (aligner, reverse) if a is not None]
+            # what makes the teacher's links: each model (not how it was named), its languages and tokenizer
+            models = [{**model_key(a.identity()), "languages": list(a.languages()),
+                       "tokenizer_sha256": tokenizer_fingerprint(a)} for a in (aligner, reverse) if a is not None]  # fmt: skip
             loaded = (aligner, reverse)
             links, teacher = _run_teacher(args, outs[0][0], blend, corpus, models + [aligner.preprocessing()], loaded)
             if len(links) != len(pairs):
                 raise ValueError(f"the teacher's links have {len(links)} lines for {len(pairs)} pairs")
         teacher["sha256"] = hashlib.sha256(json.dumps(links).encode()).hexdigest()
-        trained = []
+        # every folder's checkpoint checked before any layer trains: one of another run is refused first
+        ready = []
         for (model, folder, turned), codes in zip(todo, encoded):
             model_links = [[(b, a) for a, b in ls] for ls in links] if turned else links
-            trained.append((folder, *_train_one(args, model, folder, layer, codes, model_links, corpus, teacher)))
+            ready.append(_prepare_one(args, model, folder, layer, codes, model_links, corpus, teacher))
+        trained = [(r.folder, *_train_one(args, r)) for r in ready]
         for folder, head, config, _ in trained:
             save(folder, head, config)
     return {"pairs": len(pairs), "layers": [t[3] for t in trained], "teacher": teacher, "version": __version__}
@@ -334,6 +354,12 @@ def _run_teacher(
     if os.path.isfile(done):
         with open(done, encoding="utf-8") as f:
             reuse = json.load(f).get("want") == want and os.path.isfile(os.path.join(dest, name))
+        if not reuse and not args.overwrite and os.path.isfile(os.path.join(folder, "train", "checkpoint_last.pt")):
+            # refused before the long pass that would replace that run's teacher, not after it
+            raise ValueError(
+                f"{os.path.join(folder, 'train')}: a checkpoint of another training (its teacher was aligned from "
+                "another corpus, models or teacher setting); give another --out, or --overwrite to start again"
+            )
     if not reuse:
         print(
             f"align-train: aligning the corpus with both models ({blend}, {args.combine}): the teacher", file=sys.stderr
@@ -360,7 +386,25 @@ def _encode_all(
     return out
 
 
-def _train_one(
+@dataclass
+class _Prepared:
+    """One model's layer, ready to train: its state (resumed when a checkpoint of the same run is there)."""
+
+    aligner: Any
+    folder: str
+    layer: int
+    examples: list[Any]
+    state: Any
+    fingerprint: str
+    fields: dict[str, Any]
+    training: dict[str, Any]
+    corpus: dict[str, Any]
+    teacher: dict[str, Any]
+    truncated: int
+    resumed: bool
+
+
+def _prepare_one(
     args: argparse.Namespace,
     aligner: Any,
     folder: str,
@@ -369,14 +413,15 @@ def _train_one(
     links: Sequence[Sequence[tuple[int, int]]],
     corpus: dict[str, Any],
     teacher: dict[str, Any],
-) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-    """Train one model's alignment layer: the head, the config to store with it, and its summary."""
+) -> _Prepared:
+    """One model's examples and training state, resumed from ``folder``'s checkpoint of the same run (one of
+    another run: ValueError, or with --overwrite a fresh start)."""
     from ..attribution.learned import HeadShape
     from ..extraction.alignment_layer import model_fields
-    from ..extraction.train_layer import Example, load_checkpoint, n_steps, new_state, target_rows, train_head
+    from ..extraction.train_layer import Example, load_checkpoint, n_steps, new_state, target_rows
+    from ..spec.signature import model_key
 
     fields = model_fields(aligner)
-    model_name = os.path.basename(os.path.normpath(str(aligner.identity().get("path") or folder)))
     examples = []
     truncated = 0
     for (se, te), ls in zip(encoded, links):
@@ -390,13 +435,26 @@ def _train_one(
     state = new_state(shape, sites[layer].cross.attn, args.lr, device)
     training = {"epochs": args.epochs, "lr": args.lr, "batch_size": args.batch_size, "seed": args.seed,
                 "optimizer": "adam", "loss": "cross-entropy to the teacher's rows (awi)"}  # fmt: skip
+    key = {**fields, "identity": model_key(fields["identity"])}  # the model, however it was named
     fingerprint = hashlib.sha256(
-        json.dumps([fields, corpus["sha256"], teacher["sha256"], shape.__dict__, training], sort_keys=True).encode()
+        json.dumps([key, corpus["sha256"], teacher["sha256"], shape.__dict__, training], sort_keys=True).encode()
     ).hexdigest()
-    total = n_steps(examples, args.batch_size, args.epochs)
-    if total == 0:
+    if n_steps(examples, args.batch_size, args.epochs) == 0:
         raise ValueError(f"{args.input}: no pair has a teacher link the model can read; nothing to train on")
     resumed = load_checkpoint(folder, state, fingerprint, discard_other=args.overwrite)
+    return _Prepared(aligner, folder, layer, examples, state, fingerprint, fields, training, corpus, teacher,
+                     truncated, resumed)  # fmt: skip
+
+
+def _train_one(args: argparse.Namespace, p: _Prepared) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """Train one model's alignment layer: the head, the config to store with it, and its summary."""
+    from ..extraction.train_layer import n_steps, train_head
+
+    aligner, folder, layer, examples, state = p.aligner, p.folder, p.layer, p.examples, p.state
+    fingerprint, fields, training, corpus, teacher = p.fingerprint, p.fields, p.training, p.corpus, p.teacher
+    truncated, resumed = p.truncated, p.resumed
+    model_name = os.path.basename(os.path.normpath(str(aligner.identity().get("path") or folder)))
+    total = n_steps(examples, args.batch_size, args.epochs)
     bar = _bar(args, total, state.step, model_name)
     try:
         train_head(aligner, examples, folder, state, fingerprint, args.epochs, args.batch_size, args.seed,

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..links.alignments import Alignments
+from ..spec.signature import HOW_ASKED
 from .length_weights import class_weights, pair_lengths
 from .logistic import Logistic, fit_logistic
 from .per_kind import PerKind, fit_per_kind
@@ -270,7 +271,7 @@ class Calibration:
         """CalibrationError naming the first field in which ``model`` or ``setting`` differs from the fitted ones."""
         for what, want, got in (("model", self.model, model), ("setting", self.setting, setting)):
             for key in sorted(set(want) | set(got)):
-                if key == "path":
+                if what == "model" and key in HOW_ASKED:
                     continue
                 if want.get(key) != got.get(key):
                     raise CalibrationError(

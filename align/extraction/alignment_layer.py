@@ -17,7 +17,7 @@ from typing import Any
 
 from ..attribution.learned import AlignmentHead, HeadShape
 from ..io.atomic import write_text_atomic
-from ..spec.signature import file_digest, identity_fields
+from ..spec.signature import file_digest, identity_fields, model_key
 
 FORMAT = "norm-align/alignment-layer"
 VERSION = 1
@@ -122,7 +122,7 @@ def check_model(cfg: Mapping[str, Any], aligner: Any, where: str) -> None:
             f"{where}: trained for another tokenizer (its probe sentence encodes to other ids; "
             f"lowercasing or vocabulary differ)"
         )
-    if mine.get("identity") != theirs["identity"]:
+    if model_key(mine.get("identity")) != model_key(theirs["identity"]):  # org/name and org/name@commit: one model
         a, b = mine.get("identity") or {}, theirs["identity"]
         fa, fb = (a.get("sha256") or a.get("revision") or "?"), (b.get("sha256") or b.get("revision") or "?")
         raise AlignmentLayerError(

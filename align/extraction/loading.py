@@ -14,7 +14,7 @@ from typing import Any
 
 from ..spec.alignspec import AlignSpec
 from ..spec.languages import compare as compare_languages
-from ..spec.signature import identity_fields
+from ..spec.signature import model_key
 
 LOADERS = {
     "fairseq": "fairseq_plugins.hub:NormAligner.from_checkpoint",
@@ -68,7 +68,7 @@ def check_reverse(aligner: Any, reverse: Any, path: str) -> bool:
             f"--reverse-model {path} translates {rs}->{rt}; expected {ft}->{fs}, the --model's "
             f"direction ({fs}->{ft}) turned round"
         )
-    itself = identity_fields(reverse.identity()) == identity_fields(aligner.identity())
+    itself = model_key(reverse.identity()) == model_key(aligner.identity())
     # the same model: only a multilingual one with its codes swapped reads the other way (codes compared as
     # written: zho_Hans and zho_Hant are one language but two directions of NLLB)
     codes = [(x or "").lower() for x in (fs, ft, rs, rt)]

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..spec.alignspec import AlignSpec
 from ..spec.setting import Blend, combined_file, reverse_file
-from ..spec.signature import file_digest, identity_fields
+from ..spec.signature import file_digest, identity_fields, model_key
 from .launch import LaunchError, shard_from_env
 from .loading import RunError, UsageError, attach_layer, framework_of, load_aligner, load_reverse, one_line
 
@@ -421,7 +421,7 @@ def load_calibration(
     if reverse is not None:
         rev = reverse[0]
         got = identity_fields(rev.identity())
-        if got != cal.setting.get("reverse_model"):
+        if model_key(got) != model_key(cal.setting.get("reverse_model")):
             raise RunError(
                 f"{f.calibration}: fitted with reverse model {cal.setting.get('reverse_model')}; "
                 f"--reverse-model is {got}"

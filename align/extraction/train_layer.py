@@ -13,8 +13,10 @@ checkpoint sees exactly the batches the uninterrupted run would have.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import pickle
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -40,16 +42,26 @@ class TrainingLockedError(RuntimeError):
 def lock_folder(folder: str) -> IO[str]:
     """Hold ``folder/train/lock`` for this process (released when it exits, however it exits); a second
     training into the same folder gets TrainingLockedError."""
-    os.makedirs(os.path.join(folder, "train"), exist_ok=True)
     path = os.path.join(folder, "train", "lock")
-    f = open(path, "a+", encoding="utf-8")
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        f.close()
-        raise TrainingLockedError(
-            f"{folder}: another align-train is writing here (train/lock is held); wait for it or give another --out"
-        ) from None
+    while True:
+        os.makedirs(os.path.join(folder, "train"), exist_ok=True)
+        f = open(path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            f.close()
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise  # not "held by another": a file system without locks, say; an OSError of its own
+            raise TrainingLockedError(
+                f"{folder}: another align-train is writing here (train/lock is held); wait for it or give another --out"
+            ) from None
+        try:
+            same = os.fstat(f.fileno()).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        f.close()  # the file was removed (a failed run's clean-up) after we opened it: lock the one at the path now
     f.seek(0)
     f.truncate()
     f.write(f"{os.getpid()}\n")
@@ -198,6 +210,8 @@ def save_checkpoint(folder: str, state: TrainState, fingerprint: str) -> None:
         },
         tmp,
     )
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())  # on disk before it replaces the last good one: a crash leaves one or the other whole
     os.replace(tmp, os.path.join(train, "checkpoint_last.pt"))
     snap = os.path.join(train, f"step-{state.step}.safetensors")
     save_file({k: v.detach().float().contiguous().cpu() for k, v in state.head.state_dict().items()}, snap + ".tmp")
@@ -213,7 +227,14 @@ def load_checkpoint(folder: str, state: TrainState, fingerprint: str, discard_ot
     path = os.path.join(train, "checkpoint_last.pt")
     if not os.path.isfile(path):
         return False
-    ck = torch.load(path, map_location="cpu", weights_only=True)
+    try:
+        ck = torch.load(path, map_location="cpu", weights_only=True)
+    except (EOFError, RuntimeError, OSError, pickle.UnpicklingError) as e:
+        if not discard_other:
+            raise ValueError(
+                f"{path}: unreadable ({type(e).__name__}: cut short by a crash?); --overwrite starts the training again"
+            ) from None
+        ck = {}  # removed below with its step snapshots, as a checkpoint of another run
     if ck.get("fingerprint") != fingerprint:
         if not discard_other:
             raise ValueError(

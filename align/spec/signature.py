@@ -68,6 +68,16 @@ def identity_fields(identity: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in identity.items() if k != "path"}
 
 
+HOW_ASKED = ("path", "requested")
+"""Identity fields that say how a model was asked for, not what it is: its local path, the Hub revision name given
+(``main`` and the commit it resolves to are one model)."""
+
+
+def model_key(identity: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a model is, for comparing two identities (stored or loaded): every field but :data:`HOW_ASKED`."""
+    return {k: v for k, v in (identity or {}).items() if k not in HOW_ASKED}
+
+
 def spec_settings(spec: AlignSpec, heads: bool = True) -> dict[str, Any]:
     """The settings every run's signature records of its spec: methods, layers, shifts, (heads), level,
     decoder and its options, specials; blends only when there are some (format 1). A command adds its own."""

@@ -231,3 +231,44 @@ def test_interrupted_in_the_reverse_model_it_resumes_and_overwrite_starts_again(
     assert train(*flags, "--lr", "0.01", "--overwrite") == 0
     out = json.loads(capsys.readouterr().out)
     assert [r["resumed"] for r in out["layers"]] == [False, False]
+
+
+def test_the_models_own_folder_is_refused_as_out(tmp_path, capsys):
+    # the layer's files in the model's folder would change the folder's sha256: the layer would refuse its own model
+    with pytest.raises(SystemExit) as e:
+        train("--model", ENFR, "--input", "p.txt", "--teacher-links", "t.align", "--out", ENFR)
+    assert e.value.code == 2 and "is the model's own folder" in capsys.readouterr().err
+
+
+def test_a_pair_stored_half_says_so(tmp_path, capsys):
+    # a run stopped between storing the forward and the reverse layer: the forward has layer.json, the reverse a
+    # checkpoint only
+    from align.extraction.alignment_layer import CONFIG
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / CONFIG).write_text("{}")
+    (tmp_path / "b" / "train").mkdir(parents=True)
+    (tmp_path / "b" / "train" / "checkpoint_last.pt").write_bytes(b"")
+    code = train("--model", ENFR, "--reverse-model", FREN, "--input", str(tmp_path / "p.txt"), "--out",
+                 str(tmp_path / "a"), "--reverse-out", str(tmp_path / "b"))  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and f"a trained alignment layer is there but not yet {tmp_path / 'b'}'s" in err
+    assert "--overwrite resumes it and stores both" in err
+
+
+def test_a_checkpoint_of_another_run_is_refused_before_the_teacher_runs(tmp_path, capsys, monkeypatch):
+    # an interrupted run's teacher (another corpus) and checkpoint in --out: refused before the long teacher pass
+    # that would replace that run's teacher, not after it
+    import align.extraction.run as run
+
+    monkeypatch.setattr(run, "extract", lambda *a, **k: pytest.fail("the teacher ran"))
+    (tmp_path / "p.txt").write_text("".join(f"{s} ||| {t}\n" for s, t in PAIRS[:3]), encoding="utf-8")
+    train_dir = tmp_path / "a" / "train"
+    train_dir.mkdir(parents=True)
+    (train_dir / "teacher.json").write_text(json.dumps({"want": {"corpus_sha256": "another corpus"}}))
+    (train_dir / "checkpoint_last.pt").write_bytes(b"")
+    code = train("--model", ENFR, "--reverse-model", FREN, "--input", str(tmp_path / "p.txt"), "--out",
+                 str(tmp_path / "a"), "--reverse-out", str(tmp_path / "b"), "--progress", "off")  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and "a checkpoint of another training (its teacher was aligned from another corpus" in err
+    assert (train_dir / "teacher.json").read_text() == json.dumps({"want": {"corpus_sha256": "another corpus"}})

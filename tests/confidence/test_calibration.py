@@ -101,6 +101,7 @@ def test_fit_round_trip_and_checks(tmp_path):
     np.testing.assert_allclose(back.probabilities(m, np.zeros(2)), cal.probabilities(m, np.zeros(2)))
     assert 0 <= back.sentence_score(back.probabilities(m)) <= 1 and back.fitted_on["sentences"] == 40
     back.check({"sha256": "abc", "path": "elsewhere"}, SETTING)
+    back.check({"sha256": "abc", "requested": "main"}, SETTING)  # how the model was asked for: not what it is
     with pytest.raises(C.CalibrationError, match="fitted on model sha256='abc'; this run has sha256='def'"):
         back.check({"sha256": "def"}, SETTING)
     with pytest.raises(C.CalibrationError, match="fitted on setting layer=0; this run has layer=1"):

@@ -96,6 +96,14 @@ def test_another_model_is_refused_by_its_sha256(models, stored):
         load(folder, models[0])
 
 
+def test_how_the_model_was_asked_for_does_not_matter(models, stored):
+    # a Hub model named org/name (requested "main") or org/name@commit is one model: "requested" and "path" say how
+    # it was asked for; the layer stored with one is read with the other
+    folder = stored[0]
+    _edit(folder, lambda c: c["model"]["identity"].update(requested="main", path="/elsewhere"))
+    assert load(folder, models[0]) is not None
+
+
 def test_weights_that_are_not_the_ones_named_are_refused(models, stored, tmp_path):
     folder = stored[0]
     other = str(tmp_path / "other")

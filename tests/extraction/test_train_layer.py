@@ -79,6 +79,32 @@ def test_a_second_training_into_one_folder_is_refused(tmp_path):
     lock_folder(str(tmp_path)).close()  # free again once the first one ends
 
 
+def test_a_lock_file_removed_while_waiting_is_not_trusted(tmp_path, monkeypatch):
+    # a failed run removes its empty folders and lock after releasing it; a run that opened the old file meanwhile
+    # must lock the file at the path (a new one), or two runs would each hold "the" lock
+    import os
+
+    import align.extraction.train_layer as tl
+
+    real_flock, removed = tl.fcntl.flock, []
+
+    def flock_after_removal(f, how):
+        if not removed:  # the file just opened is unlinked before this run locks it
+            os.remove(tmp_path / "train" / "lock")
+            removed.append(True)
+        return real_flock(f, how)
+
+    monkeypatch.setattr(tl.fcntl, "flock", flock_after_removal)
+    held = lock_folder(str(tmp_path))
+    try:
+        assert os.fstat(held.fileno()).st_ino == os.stat(tmp_path / "train" / "lock").st_ino
+        monkeypatch.setattr(tl.fcntl, "flock", real_flock)
+        with pytest.raises(TrainingLockedError):
+            lock_folder(str(tmp_path))
+    finally:
+        held.close()
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     pytest.importorskip("transformers")
@@ -150,3 +176,18 @@ def test_a_checkpoint_of_another_run_is_refused(tiny, tmp_path):
     train_head(al, ex[:4], str(tmp_path), _fresh(al), "one run", 1, 4, 1, 1)
     with pytest.raises(ValueError, match="another training"):
         load_checkpoint(str(tmp_path), _fresh(al), "another run")
+
+
+@pytest.mark.parametrize("content", [b"", b"PK\x03\x04 cut short"])
+def test_an_unreadable_checkpoint_is_one_line_or_with_overwrite_a_fresh_start(tiny, tmp_path, content):
+    al, _ = tiny
+    (tmp_path / "train").mkdir()
+    (tmp_path / "train" / "checkpoint_last.pt").write_bytes(content)  # a crash mid-write on a disk without fsync
+    (tmp_path / "train" / "step-2.safetensors").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"checkpoint_last.pt: unreadable .*--overwrite starts the training again"):
+        load_checkpoint(str(tmp_path), _fresh(al), "fp")
+    assert not load_checkpoint(str(tmp_path), _fresh(al), "fp", discard_other=True)
+    assert (
+        not (tmp_path / "train" / "checkpoint_last.pt").exists()
+        and not (tmp_path / "train" / "step-2.safetensors").exists()
+    )

@@ -2,7 +2,7 @@
 
 import hashlib
 
-from align.spec.signature import differing, file_digest, files_digest, short
+from align.spec.signature import differing, file_digest, files_digest, model_key, short
 
 
 def test_file_digest_is_sha256(tmp_path):
@@ -66,3 +66,9 @@ def test_signature_object_keeps_format_1():
     both = Signature(model={"sha256": "ab"}, input={}, settings=s, version="0.2.0", reverse_model={"sha256": "cd"})
     assert one.differing(both) == ["reverse_model"] and Signature.FORMAT == 1
     assert both.short() == "model:sha256=ab|reverse_model:sha256=cd|input:|version:0.2.0"
+
+
+def test_model_key_drops_how_a_model_was_asked_for():
+    hub = {"hub_id": "org/m", "revision": "c0ffee", "requested": "main"}
+    assert model_key(hub) == model_key({**hub, "requested": "c0ffee"}) == {"hub_id": "org/m", "revision": "c0ffee"}
+    assert model_key({"path": "/a/m", "sha256": "ab"}) == {"sha256": "ab"} and model_key(None) == {}
