@@ -265,7 +265,9 @@ def leave_one_kind_out(features: list[dict], kinds: list[str], fits=(0, 1)) -> d
     out: dict = {}
     i_dcce, i_len = BOTH_FEATURES.index("dcce"), BOTH_FEATURES.index("abs_log_length_ratio")
     for kind in kinds:
-        parts: dict[str, tuple[list, list]] = {s: ([], []) for s in (*SCORES, "score_all", "dcce", "length")}
+        keys = (*SCORES, "score_family", "score_all", "dcce", "length")
+        parts: dict[str, tuple[list, list]] = {s: ([], []) for s in keys}
+        twins = set(noise.FAMILIES[noise.family(kind)]) if kind in noise.KINDS else {kind}
         for h in fits:
             own, held = features[h][h], features[h][1 - h]
             if not len(held[kind][0]):
@@ -274,6 +276,10 @@ def leave_one_kind_out(features: list[dict], kinds: list[str], fits=(0, 1)) -> d
                 model = _fit(own, [k for k in kinds if k != kind], v, name)
                 parts[key][0].extend(model.predict(held["clean"][v]))
                 parts[key][1].extend(model.predict(held[kind][v]))
+            # leave-one-family-out: none of the kinds made the way this one is (noise.FAMILIES) in fitting
+            model = _fit(own, [k for k in kinds if k not in twins], 0, DEFAULT)
+            parts["score_family"][0].extend(model.predict(held["clean"][0]))
+            parts["score_family"][1].extend(model.predict(held[kind][0]))
             model = _fit(own, kinds, 0, DEFAULT)
             parts["score_all"][0].extend(model.predict(held["clean"][0]))
             parts["score_all"][1].extend(model.predict(held[kind][0]))
@@ -300,6 +306,7 @@ def distributions(features: list[dict], kinds: list[str], fits=(0, 1)) -> dict:
 
 COLUMNS = (
     ("score", "score (both models)"),
+    ("score_family", "score, its family left out too"),
     ("score_fwd", "score (forward model only)"),
     ("score_compact", "one regression, 5 features (`--sentence-model compact`)"),
     ("score_full", "one regression, every feature (`full`)"),
@@ -324,7 +331,10 @@ def markdown(results: list[dict], meta: dict) -> str:
         "cross-entropies (the default before); `full`: one regression over all 23 features; `forward model only`: "
         "without `--reverse-model`; `DCCE alone`: dual conditional cross-entropy (Junczys-Dowmunt 2018), lower "
         "is better; `length ratio`: `-|log(T/S)|`; the last column fits on every kind, the one measured "
-        "included (what leave-one-kind-out gives up). A noisy copy equal to its pair is left out (`equal`).",
+        "included (what leave-one-kind-out gives up). `its family left out too`: the default score fitted without "
+        "any kind made the way the measured one is (leave-one-family-out, `align.confidence.noise.FAMILIES`: "
+        + "; ".join(f"{f}: {', '.join(ks)}" for f, ks in noise.FAMILIES.items())
+        + "), what it finds of noise unlike any it was shown. A noisy copy equal to its pair is left out (`equal`).",
         "",
         f"**Protocol of the models** (`{meta.get('protocol', 'x20')}`): {PROTOCOL_TEXT[meta.get('protocol', 'x20')]}."
         + (
@@ -437,14 +447,14 @@ def main(argv=None) -> int:
         print(r["label"], "layers", r["layers"])
         print(
             f"{'kind':22s} "
-            + " ".join(f"{k:>9s}" for k in ("score", "score_fwd", "score_full", "score_all", "dcce", "length"))
+            + " ".join(f"{k:>9s}" for k in ("score", "score_family", "score_fwd", "score_all", "dcce", "length"))
         )
         for kind, a in r["auc"].items():
             print(
                 f"{kind:22s} "
                 + " ".join(
                     f"{a.get(k, math.nan):9.3f}"
-                    for k in ("score", "score_fwd", "score_full", "score_all", "dcce", "length")
+                    for k in ("score", "score_family", "score_fwd", "score_all", "dcce", "length")
                 )
             )
     return 0

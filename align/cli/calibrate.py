@@ -158,6 +158,20 @@ def read_third_language(path: str) -> list[list[str]]:
     return out
 
 
+def read_sentence_pairs(path: str) -> list[tuple[list[str], list[str]]]:
+    """The ``--sentence-pairs`` file: 'source ||| target' lines, both sides words; ValueError naming the file and
+    the line of a side without words (the translations the noise is made from and the score fitted on)."""
+    pairs = read_text_pairs(path)
+    for n, (s, t) in enumerate(pairs, 1):
+        if not s or not t:
+            side = "source" if not s else "target"
+            raise ValueError(f"{path}:{n}: an empty {side}; expected a translation with words on both sides "
+                             "(--sentence-pairs)")  # fmt: skip
+    if not pairs:
+        raise ValueError(f"{path}: no pair; expected 'source ||| target' lines (--sentence-pairs)")
+    return pairs
+
+
 @console_main("align-calibrate")
 def main(argv: Sequence[str] | None = None) -> int:
     """align-calibrate: see the module docstring (a missing extra: one line naming it, exit 2)."""
@@ -249,7 +263,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         pairs, gold, source, langs = read_gold_pairs(args)
         # every input file read before any model loads: a bad line costs no model time
         third = read_third_language(args.third_language) if args.third_language else []
-        spairs = read_text_pairs(args.sentence_pairs) if args.sentence_pairs else None
+        spairs = read_sentence_pairs(args.sentence_pairs) if args.sentence_pairs else None
     except testsets.UnknownTestSetError as e:
         ap.error(str(e))
     except (AlignmentFormatError, ValueError, OSError) as e:

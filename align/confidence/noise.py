@@ -8,7 +8,7 @@ et al. 2018; Zaragoza-Bernabeu et al. 2022, Bicleaner AI: random pairs, truncate
 omitted, replaced by others of similar frequency, or swapped). Each kind is one registry entry
 (:data:`KINDS`) that says which taxonomy it comes from and what it needs; :func:`make` builds noisy copies of
 sentence pairs, deterministically for a seed. A kind is measured leave-one-kind-out: a score is fitted on the
-others' negatives and scored on it (the evaluation the issue asks for; not built yet).
+others' negatives and scored on it (``benchmarks/sentence_scores.py``; and leave-one-family-out, :data:`FAMILIES`).
 
 Pairs are ``(source words, target words)``; a kind never returns an empty side. On a side of one word the kinds
 that cut, drop, reorder or swap words (``short``, ``truncated``, ``omitted``, ``misordered-*``, ``swapped``) can
@@ -155,6 +155,27 @@ for _kind in (
     register(_kind)
 
 
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "unrelated-target": ("misaligned", "wrong-language", "raw-crawl", "appended"),
+    "word-order": ("misordered-source", "misordered-target", "swapped"),
+    "untranslated": ("untranslated-source", "untranslated-target"),
+    "missing-words": ("short", "truncated", "omitted"),
+    "wrong-words": ("replaced",),
+}
+"""Kinds made the same way, by family: target words that translate nothing of the source (another sentence, a third
+language, boilerplate, an appended one), words out of order, a side copied for the other, words missing, words
+replaced. Leave-one-kind-out fits on the measured kind's twins (``misordered-source`` when measuring
+``misordered-target``); leave-one-family-out fits on none of them: what a score finds of noise unlike any it saw."""
+
+
+def family(kind: str) -> str:
+    """The :data:`FAMILIES` entry ``kind`` is in; ValueError naming the valid kinds."""
+    for name, kinds in FAMILIES.items():
+        if kind in kinds:
+            return name
+    raise ValueError(f"unknown noise kind {kind!r}; valid: {', '.join(KINDS)}")
+
+
 def _swap(words: list[str], rng: random.Random, times: int) -> list[str]:
     """Up to ``times`` swaps of adjacent words that differ, at positions that do not overlap (so no swap undoes
     another); the words unchanged only when no two adjacent words differ."""
@@ -181,6 +202,9 @@ def make(pairs: Sequence[Pair], kind: str, seed: int = 1, third_language: Sequen
         raise ValueError(f"noise kind {kind!r} needs sentences of a third language (third_language), none empty")
     if not pairs:
         return []
+    empty = next((i for i, (s, t) in enumerate(pairs) if not s or not t), None)
+    if empty is not None:  # noise of a pair without words on a side would be empty, or no noise at all
+        raise ValueError(f"pair {empty + 1} has an empty side; noise is made from translations with words on both")
     context = NoiseContext(pairs, third_language, Counter(w for _, t in pairs for w in t))
     rng = random.Random(f"{seed}:{kind}")  # a kind's noise does not depend on which other kinds are made
     out = []

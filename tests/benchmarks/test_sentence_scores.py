@@ -44,3 +44,18 @@ def test_the_halves_protocol_fits_on_the_odd_half_only(ss):
         assert auc[kind]["score"] > 0.95 and auc[kind]["score_full"] > 0.95
     pooled = ss.leave_one_kind_out([good, swapped], ["a", "b"], fits=(0, 1))
     assert all(pooled[kind]["score"] < 0.9 for kind in ("a", "b"))
+
+
+def test_the_family_column_fits_on_no_twin_of_the_measured_kind(ss):
+    # short and truncated (one family, missing-words) lie 3 standard deviations above the clean pairs, replaced 3
+    # below. Measuring short: leave-one-kind-out still fits on its twin truncated and tells it apart; the family
+    # column fits on replaced alone, whose detector reads "above" as clean, so short ranks above the clean pairs
+    half = {
+        t: {"clean": rows(ss, 60, 0.0, t), "short": rows(ss, 60, 3.0, t + 2), "truncated": rows(ss, 60, 3.0, t + 4),
+            "replaced": rows(ss, 60, -3.0, t + 6)}
+        for t in (0, 1)
+    }  # fmt: skip
+    auc = ss.leave_one_kind_out([half, half], ["short", "truncated", "replaced"], fits=(0,))
+    assert auc["short"]["score"] > 0.95 and auc["short"]["score_family"] < 0.1
+    # replaced is its own family: the two columns fit on the same kinds
+    assert auc["replaced"]["score_family"] == auc["replaced"]["score"]

@@ -401,6 +401,8 @@ def test_bidirectional_calibration_on_rwth(shared, tmp_path, capsys):
     "flag, text, message",
     [
         ("--sentence-pairs", "a b ||| x y\nno separator here\n", ":2: "),
+        ("--sentence-pairs", "a b ||| x y\na b ||| \n", ":2: an empty target; expected a translation with words"),
+        ("--sentence-pairs", "", ": no pair; expected 'source ||| target' lines"),
         ("--third-language", "ein satz\n\n", ":2: an empty line; expected a sentence (--third-language)"),
     ],
 )

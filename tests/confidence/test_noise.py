@@ -2,7 +2,7 @@
 
 import pytest
 
-from align.confidence.noise import KINDS, make
+from align.confidence.noise import FAMILIES, KINDS, family, make
 
 PAIRS = [
     ("the house is small .".split(), "la maison est petite .".split()),
@@ -52,6 +52,21 @@ def test_deterministic_and_never_empty():
         assert a == make(PAIRS, kind, seed=3, third_language=GERMAN), kind
         assert all(s and t for s, t in a), kind
     assert make([], "misaligned") == []
+
+
+def test_every_kind_is_in_one_family():
+    members = [k for kinds in FAMILIES.values() for k in kinds]
+    assert sorted(members) == sorted(KINDS) and len(members) == len(set(members))
+    assert family("swapped") == family("misordered-target") == "word-order" and family("replaced") == "wrong-words"
+    with pytest.raises(ValueError, match="unknown noise kind 'nope'"):
+        family("nope")
+
+
+def test_a_pair_with_an_empty_side_is_refused_by_every_kind():
+    # its noise would be empty or no noise at all (``replaced`` sampled from an empty target)
+    for kind in KINDS:
+        with pytest.raises(ValueError, match="pair 2 has an empty side"):
+            make([PAIRS[0], (["a", "b"], [])], kind, third_language=GERMAN)
 
 
 def test_refusals_name_what_is_valid():
