@@ -45,6 +45,17 @@ def _count(text: str) -> int:
     return n
 
 
+def _seed(text: str) -> int:
+    """--seed: a non-negative integer (numpy's generators take no negative seed); a usage error otherwise."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text}: expected an integer >= 0") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n} is negative; expected an integer >= 0 (the resampling's seed)")
+    return n
+
+
 def parse_flags(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace | int:
     """The parsed flags, or the exit status argparse ended with: 0 after --help, 2 for a usage error."""
     try:
@@ -211,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="N paired-bootstrap resamples testing each HYP against the first",
     )
-    p.add_argument("--seed", type=int, default=12345, help="random seed of the resampling")
+    p.add_argument("--seed", type=_seed, default=12345, help="random seed of the resampling (>= 0)")
     p.add_argument("--plot", metavar="FILE.png", help="heatmap of AER (needs matplotlib)")
     p.add_argument(
         "--per-sentence",
@@ -242,7 +253,9 @@ def signature(args: argparse.Namespace, testset: testsets.LoadedTestSet | None =
         f"allsure:{'yes' if args.all_sure else 'no'}",
     ]
     if "naacl" in (gold_format if testset is None else "", args.hyp_format):
-        parts.append(f"ids:{'file' if args.naacl_ids else '1..max'}")
+        # how NAACL sentence numbers map to sentences: the named set's own ids (wpt05 starts at 26), a file, or 1..n
+        ids = "set" if testset is not None else ("file" if args.naacl_ids else "1..max")
+        parts.append(f"ids:{ids}")
     if args.bootstrap:
         parts.append(f"bs:{args.bootstrap}")
     if args.paired_bootstrap:

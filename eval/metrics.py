@@ -108,8 +108,9 @@ def count_matches(gold: Alignments, hyp: Alignments) -> SentenceCounts:
     if len(gold) != len(hyp):
         raise ValueError(f"gold has {len(gold)} sentences but hypothesis has {len(hyp)}")
     n = len(gold)
-    g_keys = gold.keys()  # sorted, unique
-    h_keys = hyp.keys()
+    bits = max(gold.side_bits(), hyp.side_bits())  # one packing for both, so that equal links have equal keys
+    g_keys = gold.keys(bits)  # sorted, unique
+    h_keys = hyp.keys(bits)
     h_sent = hyp.sentence_ids()
     pos = np.searchsorted(g_keys, h_keys)
     pos_c = np.minimum(pos, max(len(g_keys) - 1, 0))
@@ -208,6 +209,12 @@ def paired_bootstrap(
     share of resamples in which the system is not better (AER not lower), smoothed the same way:
     the test of "the system's AER is lower". ``delta_ci`` is the 95% percentile interval.
 
+    The two p-values are two constructions, and on a skewed resampling they part: for an observed difference
+    ``d < 0``, ``p_one_sided`` counts the resamples at or above 0 and ``p_value`` counts those and the ones at or
+    below ``2 d`` (the other tail of the shifted null), so ``p_value >= p_one_sided`` always, but it is twice it
+    only when the resampled differences are symmetric. ``delta_ci`` agrees with ``p_one_sided`` (both read the
+    resamples as they are): quote the one-sided p with the interval for a directional claim.
+
     The test cannot decide, and both p-values are None with the reason in ``undecided``, below
     ``MIN_SENTENCES`` sentences, or when the observed difference is not 0 but no resample differs
     from it (no variance: every resample repeats the same sentences' difference, so a p-value would
@@ -259,12 +266,15 @@ def roc_auc(positive: np.ndarray, negative: np.ndarray) -> float:
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:
-    """1-based ranks, ties given their average rank."""
+    """(n,) 1-based ranks of (n,) values, ties (infinities too) given their average rank; ValueError on NaN."""
     x = np.asarray(x, dtype=np.float64)
+    if np.isnan(x).any():
+        raise ValueError(f"{int(np.isnan(x).sum())} NaN value(s); ranks need numbers (NaN has no place among them)")
     order = x.argsort(kind="mergesort")
     ranks = np.empty(len(x))
     sx = x[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(sx)) + 1]
+    # ties by equality, not by a zero difference: inf - inf is NaN, which would split equal infinities
+    starts = np.r_[0, np.flatnonzero(sx[1:] != sx[:-1]) + 1]
     for a, b in zip(starts, np.r_[starts[1:], len(x)]):
         ranks[order[a:b]] = (a + b + 1) / 2
     return ranks

@@ -367,7 +367,7 @@ def load(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     if args.sentence_scores:
         from align.confidence.filtering import read_scores  # numpy only
 
-        sent = read_scores(args.sentence_scores)
+        sent, _ = read_scores(args.sentence_scores)
         if len(sent) != n:
             raise LineCountError(
                 args.sentence_scores, None, f"{len(sent)} lines; expected {n}, one per pair of the text {text_name}"

@@ -14,7 +14,8 @@ import numpy as np
 
 Link = tuple[int, int]
 
-# Bits of a link key: sentence | src | tgt. 2**21 tokens per side is far past any real sentence.
+# The largest word position a link may have: 2**21 tokens per side is far past any real sentence. (A link key,
+# sentence | src | tgt, packs positions in as many bits as the corpus's largest needs: see _side_bits.)
 _SIDE_BITS = 21
 _SIDE_MAX = (1 << _SIDE_BITS) - 1
 
@@ -56,7 +57,10 @@ class Alignments:
             raise ValueError(f"sentence id outside 0..{n_sentences - 1}")
         # One int64 sort: key with the "possible" flag as its lowest bit, so that for a link given
         # both ways the sure copy sorts first and survives the de-duplication.
-        key = _keys(sent, src, tgt) << 1
+        # positions take the bits the largest one needs (a real corpus: 8 or so), the sentence id the rest
+        bits = _side_bits(src, tgt)
+        _check_room(n_sentences, bits, 1)
+        key = _keys(sent, src, tgt, bits) << 1
         key |= ~sure_arr
         del sent, src, tgt
         key.sort()
@@ -65,9 +69,10 @@ class Alignments:
         key = key[keep]
         sure_out = (key & 1) == 0
         key >>= 1
-        tgt_out = (key & _SIDE_MAX).astype(np.int32)
-        src_out = ((key >> _SIDE_BITS) & _SIDE_MAX).astype(np.int32)
-        key >>= 2 * _SIDE_BITS
+        mask = (1 << bits) - 1
+        tgt_out = (key & mask).astype(np.int32)
+        src_out = ((key >> bits) & mask).astype(np.int32)
+        key >>= 2 * bits
         offsets = np.zeros(n_sentences + 1, dtype=np.int64)
         np.cumsum(np.bincount(key, minlength=n_sentences), out=offsets[1:])
         return cls(offsets, src_out, tgt_out, sure_out)
@@ -116,9 +121,17 @@ class Alignments:
         """Sentence index of every link, (n_links,) int64."""
         return np.repeat(np.arange(len(self), dtype=np.int64), np.diff(self.offsets))
 
-    def keys(self) -> np.ndarray:
-        """One sorted int64 key per link, unique in the corpus: (sentence, src, tgt) packed."""
-        return _keys(self.sentence_ids(), self.src, self.tgt)
+    def keys(self, bits: int | None = None) -> np.ndarray:
+        """(n_links,) one sorted int64 key per link, unique in the corpus: (sentence, src, tgt) packed, each position
+        in ``bits`` bits (default: as many as this corpus's largest needs; give two corpora's keys the same to
+        compare them, :meth:`side_bits`). ValueError when the sentences and positions do not fit in 63 bits."""
+        bits = self.side_bits() if bits is None else bits
+        _check_room(len(self), bits, 0)
+        return _keys(self.sentence_ids(), self.src, self.tgt, bits)
+
+    def side_bits(self) -> int:
+        """Bits the largest word position (src or tgt) of the corpus needs, at least 1."""
+        return _side_bits(self.src, self.tgt)
 
     def links(self, k: int, which: str = "all") -> list[Link]:
         """Links of sentence ``k`` as sorted ``(src, tgt)`` tuples; ``which`` is all, sure or possible."""
@@ -168,9 +181,26 @@ class Alignments:
     __hash__ = None  # type: ignore[assignment]
 
 
-def _keys(sent: np.ndarray, src: np.ndarray, tgt: np.ndarray) -> np.ndarray:
+def _side_bits(src: np.ndarray, tgt: np.ndarray) -> int:
+    """Bits the largest of the positions needs (at least 1)."""
+    top = max((int(a.max()) for a in (src, tgt) if len(a)), default=0)
+    return max(1, top.bit_length())
+
+
+def _check_room(n_sentences: int, bits: int, extra: int) -> None:
+    """ValueError unless sentence ids below ``n_sentences``, two positions of ``bits`` bits and ``extra`` flag bits
+    pack into a non-negative int64 (a silent overflow would merge links of different sentences)."""
+    need = max(n_sentences - 1, 0).bit_length() + 2 * bits + extra
+    if need > 63:
+        raise ValueError(
+            f"{n_sentences} sentences with word positions up to {(1 << bits) - 1}: their link keys need {need} bits, "
+            "more than an int64 holds; split the corpus into blocks"
+        )
+
+
+def _keys(sent: np.ndarray, src: np.ndarray, tgt: np.ndarray, bits: int) -> np.ndarray:
     return (
-        (np.asarray(sent, dtype=np.int64) << (2 * _SIDE_BITS))
-        | (np.asarray(src, dtype=np.int64) << _SIDE_BITS)
+        (np.asarray(sent, dtype=np.int64) << (2 * bits))
+        | (np.asarray(src, dtype=np.int64) << bits)
         | np.asarray(tgt, dtype=np.int64)
     )

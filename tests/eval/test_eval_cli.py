@@ -79,6 +79,8 @@ def test_usage_exit_2(tmp_path, capsys):
     assert main(["g", "h", "--hyp-format", "xml"]) == 2
     assert main(["g", "-", "-"]) == 2
     assert main(["-", "-"]) == 2
+    assert main(["g", "h", "--bootstrap", "100", "--seed", "-5"]) == 2  # before any file is read
+    assert "--seed: -5 is negative; expected an integer >= 0" in capsys.readouterr().err
 
 
 def test_plot(tmp_path, capsys):
@@ -484,7 +486,8 @@ def test_named_set_numbers_naacl_hypotheses_as_its_own_files(shared, tmp_path, m
     rows = [f"{ts.ids[k]} {s + 1} {t + 1}" for k, links in enumerate(ts.gold.to_lists()) for s, t in links]
     h = write(tmp_path, "w.naacl", "\n".join(rows) + "\n")
     assert main(["-t", "wpt05", "--hyp-format", "naacl", h, "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out)[0]["aer"] == 0.0
+    out = json.loads(capsys.readouterr().out)[0]
+    assert out["aer"] == 0.0 and "|ids:set|" in out["signature"]  # numbered by the set's own ids, not 1..max
     last = ts.ids[-1]
     h2 = write(tmp_path, "w2.naacl", "\n".join(r for r in rows if not r.startswith(f"{last} ")) + "\n")
     assert main(["-t", "wpt05", "--hyp-format", "naacl", h2]) == 0

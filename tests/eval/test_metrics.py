@@ -162,6 +162,17 @@ def test_roc_auc_and_spearman_by_hand():
         roc_auc([], [1])
 
 
+def test_infinities_tie_and_nan_is_refused():
+    from eval.metrics import roc_auc, spearman
+
+    inf = float("inf")
+    # equal infinities are a tie (one half), whichever list comes first: inf - inf is NaN, not "different"
+    assert roc_auc([inf], [inf]) == 0.5 and roc_auc([-inf], [-inf]) == 0.5
+    assert spearman([1, inf, inf], [1, 2, 3]) == pytest.approx(spearman([1, 2, 2], [1, 2, 3]))
+    with pytest.raises(ValueError, match="1 NaN value"):
+        roc_auc([float("nan")], [1.0])
+
+
 def test_paired_bootstrap_cannot_decide_on_one_sentence_or_without_variance():
     gold = Alignments.from_lists([[(0, 0), (1, 1)]])
     a, b = Alignments.from_lists([[(0, 0), (1, 1)]]), Alignments.from_lists([[(0, 1)]])
