@@ -22,7 +22,7 @@ from ..links.subwords import SPECIAL, WordMapError, aggregate_scores
 from ..spec.alignspec import AlignSpec
 from ..spec.setting import Blend, Setting
 from .adapters import Adapter
-from .engine import check_spec, links_for, n_layers_heads, score_pairs
+from .engine import LOGPROBS, check_spec, links_for, n_layers_heads, score_pairs
 
 Key = tuple[str, int, str]
 
@@ -35,6 +35,23 @@ class Encoded:
     ids: list[int]
     words: np.ndarray
     dropped: int = 0
+
+
+def sentence_labels(words: np.ndarray, n_labels: int) -> np.ndarray:
+    """(n_labels,) bool: the labels that are the target sentence itself, its words' pieces and its end (the first
+    special label after the last word), not a language code before the words (NLLB, M2M100, mBART-50: ``lang X
+    </s>``) or after the end (mBART-cc25: ``X </s> lang``): the model cannot know a many-to-many target's code from
+    the sentence, and its cost, a few nats spread over the sentence's tokens, would make short pairs look worse.
+    ``words``: the target's word of each label but the last (-1 special), as the adapters encode it; every label
+    when there is no word or another layout."""
+    w = np.asarray(words)
+    keep = np.ones(n_labels, dtype=bool)
+    if len(w) != n_labels - 1 or not (w >= 0).any():
+        return keep
+    keep[:] = False
+    keep[: len(w)] = w >= 0
+    keep[int(np.flatnonzero(w >= 0)[-1]) + 1] = True
+    return keep
 
 
 class TooLongError(WordMapError):
@@ -214,7 +231,8 @@ class Aligner:
     ) -> Iterator[tuple[int, Encoded, Encoded, dict]]:
         """``(k, source, target, scores)`` for ``items[k] = (where, source words, target words)``, in
         order; the pairs run batched by length. Errors name ``where``. With ``logprobs`` the scores also hold
-        each label's forced-decoding log-probability (:data:`align.extraction.engine.LOGPROBS`)."""
+        the forced-decoding log-probability (:data:`align.extraction.engine.LOGPROBS`) of each label of the
+        sentence itself (its pieces and its end; a language code left out, :func:`sentence_labels`)."""
         enc = [self.encode_pair(s, t, k, where, truncate) for k, (where, s, t) in enumerate(items)]
         order = sorted(range(len(enc)), key=lambda k: (len(enc[k][0].ids), len(enc[k][1].ids)))
         done: dict[int, dict] = {}
@@ -234,7 +252,10 @@ class Aligner:
             )
             done.update(zip(ks, scores))
         for k, (se, te) in enumerate(enc):
-            yield k, se, te, done.pop(k)
+            sc = done.pop(k)
+            if logprobs:  # the sentence's own labels: a language code is no evidence about the pair
+                sc[LOGPROBS] = sc[LOGPROBS][sentence_labels(te.words, len(te.ids))]
+            yield k, se, te, sc
 
     def iter_scores(
         self, pairs: Iterable[tuple], spec: AlignSpec, batch_size: int = 32, chunk: int = 2048

@@ -60,3 +60,26 @@ def test_hf_logprobs_give_the_models_own_loss(tmp_path):
         assert -d[LOGPROBS].mean() == pytest.approx(loss, abs=1e-5)
     with pytest.raises(UnsupportedModelError, match="no language-model head"):
         score_pairs(model.model, HFAdapter(model), src, lab, tok.pad_token_id, ["attn"], [0], logprobs=True)
+
+
+@pytest.mark.parametrize(
+    "layout, words, keep",
+    [
+        # labels "x y </s>" (fairseq, Marian): words of the labels but the last -> every label
+        ("fairseq", [0, 1], [1, 1, 1]),
+        # "lang x y </s>" (NLLB, M2M100, mBART-50): the code before the words is no evidence about the pair
+        ("nllb", [-1, 0, 1], [0, 1, 1, 1]),
+        # "x y </s> lang" (mBART-cc25): the end is </s>, the code after it is left out
+        ("mbart-cc25", [0, 1, -1], [1, 1, 1, 0]),
+        # a word of two pieces: both kept
+        ("pieces", [-1, 0, 0, 1], [0, 1, 1, 1, 1]),
+        # no word at all, or a layout the adapters do not make: every label
+        ("empty", [-1], [1, 1]),
+        ("other", [0], [1, 1, 1]),
+    ],
+)
+def test_sentence_labels_leave_language_codes_out(layout, words, keep):
+    from align.extraction.aligner import sentence_labels
+
+    got = sentence_labels(np.array(words), len(keep))
+    assert got.astype(int).tolist() == keep, layout
