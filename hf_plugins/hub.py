@@ -83,11 +83,15 @@ class HFAligner(Aligner):
         return aligner
 
     def languages(self) -> tuple[str | None, str | None]:
-        """(source, target) language codes: those given for a multilingual tokenizer, else what the model
-        declares (FSMT's ``config.langs``, a Marian tokenizer's ``source_lang``/``target_lang``, an opus-mt
-        Hub id ``...-en-de``); None where nothing says."""
-        if self.src_lang is not None or self.tgt_lang is not None:
-            return self.src_lang, self.tgt_lang
+        """(source, target) language codes: what the model declares itself (:meth:`declared_languages`), else
+        those given for a multilingual tokenizer (``src_lang``, ``tgt_lang``); None where nothing says."""
+        own = self.declared_languages()
+        return own if own != (None, None) else (self.src_lang, self.tgt_lang)
+
+    def declared_languages(self) -> tuple[str | None, str | None]:
+        """(source, target) the model's own languages, whatever flags were given: FSMT's ``config.langs``, a
+        Marian tokenizer's ``source_lang``/``target_lang``, an opus-mt Hub id ``...-en-de``; None where nothing
+        says (a multilingual model: its languages are the flags')."""
         langs = getattr(self.model.config, "langs", None)
         if isinstance(langs, (list, tuple)) and len(langs) == 2 and all(isinstance(x, str) for x in langs):
             return langs[0], langs[1]

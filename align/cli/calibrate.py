@@ -37,13 +37,15 @@ from ..extraction.loading import (
     LOADERS,
     RunError,
     attach_layer,
+    check_language_flags,
     check_pair,
     check_reverse,
+    check_same_preprocessing,
     framework_of,
     load_aligner,
     one_line as _one_line,
 )
-from ..extraction.plan import calibration_setting
+from ..extraction.plan import calibration_setting, model_reading
 from ..gold import testsets
 from ..io.console import console_main
 from ..io.errors import AlignmentFormatError
@@ -91,6 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--framework", choices=list(LOADERS))
     ap.add_argument("--src-lang", help="source language code of multilingual tokenizers (NLLB: eng_Latn)")
     ap.add_argument("--tgt-lang", help="target language code (NLLB: fra_Latn); the reverse model gets them swapped")
+    ap.add_argument(
+        "--lowercase",
+        action="store_true",
+        help="lowercase the text for the models, as align-extract's --lowercase (the calibration records it)",
+    )
     ap.add_argument("--seed", type=int, default=1, help="seed of the noisy pairs (the sentence model's negatives)")
     ap.add_argument(
         "--sentence-pairs",
@@ -226,10 +233,21 @@ def _load_models(args: argparse.Namespace, langs: tuple[str, str] | None) -> tup
             )
         except Exception as e:
             raise RunError(f"{args.reverse_model}: {_one_line(e)}") from None
+    check_language_flags(aligner, args.src_lang, args.tgt_lang, args.model)
+    if args.lowercase:
+        aligner.lowercase = True
+    if reverse is not None:
+        check_language_flags(reverse, args.tgt_lang, args.src_lang, args.reverse_model)
+        if args.lowercase:
+            reverse.lowercase = True
     if langs is not None:
-        check_pair(aligner, langs, f"test set {args.test_set} ({langs[0]}-{langs[1]})", args.model)
+        what = f"test set {args.test_set} ({langs[0]}-{langs[1]})"
+        check_pair(aligner, langs, what, args.model)
+        if reverse is not None:
+            check_pair(reverse, (langs[1], langs[0]), f"{what} turned round", f"--reverse-model {args.reverse_model}")
     if reverse is not None:
         check_reverse(aligner, reverse, args.reverse_model)
+        check_same_preprocessing(aligner, reverse, args.reverse_model, args.model)
     if args.method == "learned":  # the layer each model trained for itself, checked against it
         attach_layer(aligner, args.model, args.alignment_layer, "")
         if reverse is not None:
@@ -362,7 +380,7 @@ def _fit(
         negatives += models.score(noisy, truncate=True) if noisy else []
         negative_kinds += [kind] * len(noisy)
     cells = [gold_cells(gold, k, *mats[k][0].shape) for k in range(len(pairs))]
-    setting = calibration_setting(models.spec, args.method, args.layer, args.shift)
+    setting = {**calibration_setting(models.spec, args.method, args.layer, args.shift), **model_reading(models.aligner)}
     if models.reverse is not None:
         setting["reverse_model"] = identity_fields(models.reverse.identity())
     if args.method == "learned":  # the trained layers the probabilities read (retrained: another calibration)

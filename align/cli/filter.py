@@ -103,19 +103,7 @@ def _score_with_model(args: argparse.Namespace, dest: str) -> str:
         plan, notes = build_plan(flags, checked, stack)
         for line in notes:
             print(f"align-filter: {line}", file=sys.stderr)
-        from ..extraction.direction import SAMPLE, turned_round
-        from ..extraction.loading import RunError
-        from ..io.inputs import PairReader
-
-        first = []
-        for _, src, tgt in PairReader(args.input):
-            first.append((src, tgt or []))
-            if len(first) >= SAMPLE:
-                break
-        why = turned_round(plan.aligner, first, args.batch_size)
-        if why:
-            raise RunError(f"{args.input}: {why}")
-        extract(plan)
+        extract(plan)  # build_plan checked the input's direction (sentence scores of a file turned round)
     return os.path.join(dest, "sentence_scores.tsv")
 
 

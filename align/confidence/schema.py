@@ -145,6 +145,11 @@ SETTING: dict[str, Check] = {
     "src_reduce": _choice(REDUCERS),
     "tgt_reduce": _choice(REDUCERS),
     "reverse_model": (_is_object, _IDENTITY + " of the reverse model (cells.features has rev_ features)"),
+    "lowercase": ((lambda v: isinstance(v, bool)), "true or false (whether the model read the text lowercased)"),
+    "languages": (
+        (lambda v: isinstance(v, str) and v.count("->") == 1 and all(v.split("->"))),
+        "'SRC->TGT', the languages the model translated (where it declared them)",
+    ),
     "alignment_layer": (
         (lambda v: isinstance(v, list) and 1 <= len(v) <= 2 and all(isinstance(x, str) for x in v)),
         "a list of the trained alignment layers' weight digests (method learned: the model's, then the reverse "
@@ -316,7 +321,8 @@ def calibration_from_dict(d: Any, where: str) -> Calibration:
         sentence = check_logistic(d["sentence"], where, "sentence", choices, what)
     setting = d["setting"]
     learned = isinstance(setting, dict) and setting.get("method") == "learned"
-    required = tuple(k for k in SETTING if k not in ("reverse_model", "alignment_layer"))
+    # optional: what only some files record (reverse_model, alignment_layer) or files before 0.3 lack
+    required = tuple(k for k in SETTING if k not in ("reverse_model", "alignment_layer", "lowercase", "languages"))
     required += (("reverse_model",) if both else ()) + (("alignment_layer",) if learned else ())
     check_fields(setting, where, "setting", SETTING, required)
     if both:

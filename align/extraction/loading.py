@@ -96,6 +96,34 @@ def check_pair(aligner: Any, langs: tuple[str, str], what: str, model: str) -> b
     return None not in fits
 
 
+def check_language_flags(aligner: Any, src_lang: str | None, tgt_lang: str | None, model: str) -> None:
+    """RunError when ``--src-lang``/``--tgt-lang`` contradict the languages the model declares itself (fairseq's
+    task, FSMT's config, a Marian tokenizer, an opus-mt name): the flags choose a multilingual model's languages,
+    they do not turn a fixed pair into another."""
+    if src_lang is None and tgt_lang is None:
+        return
+    own = getattr(aligner, "declared_languages", aligner.languages)()
+    for flag, given, mine in (("--src-lang", src_lang, own[0]), ("--tgt-lang", tgt_lang, own[1])):
+        if given is not None and compare_languages(mine, given) is False:
+            raise RunError(
+                f"{model} translates {own[0]}->{own[1]}, but {flag} is {given} (the flags choose the languages of "
+                "a multilingual model; this one has its own)"
+            )
+
+
+def check_same_preprocessing(aligner: Any, reverse: Any, path: str, forward_path: str) -> None:
+    """RunError unless the two directions' models read the same words: both lowercased or both cased."""
+    if reverse.lowercase != aligner.lowercase:
+        raise RunError(
+            f"--reverse-model {path} was trained on "
+            + ("lowercased" if reverse.lowercase else "cased")
+            + f" text and --model {forward_path} on "
+            + ("lowercased" if aligner.lowercase else "cased")
+            + " text; the two directions would read different words (give both the same preprocessing, "
+            "e.g. --lowercase)"
+        )
+
+
 def load_reverse(
     path: str,
     aligner: Any,
@@ -129,16 +157,9 @@ def load_reverse(
         raise RunError(f"--reverse-model {msg if msg.startswith(path) else f'{path}: {msg}'}") from None
     if lowercase:
         reverse.lowercase = True
+    check_language_flags(reverse, forward_kwargs.get("tgt_lang"), forward_kwargs.get("src_lang"), path)
     check_reverse(aligner, reverse, path)
-    if reverse.lowercase != aligner.lowercase:
-        raise RunError(
-            f"--reverse-model {path} was trained on "
-            + ("lowercased" if reverse.lowercase else "cased")
-            + f" text and --model {forward_path} on "
-            + ("lowercased" if aligner.lowercase else "cased")
-            + " text; the two directions would read different words (give both the same preprocessing, "
-            "e.g. --lowercase)"
-        )
+    check_same_preprocessing(aligner, reverse, path, forward_path)
     if "learned" in spec.score_methods or alignment_layer:
         attach_layer(reverse, path, alignment_layer, f"--reverse-model {path}: ")
     heads = list(spec.heads) if spec.heads else None

@@ -21,7 +21,16 @@ from ..spec.alignspec import AlignSpec
 from ..spec.setting import Blend, combined_file, reverse_file
 from ..spec.signature import file_digest, identity_fields, model_key
 from .launch import LaunchError, shard_from_env
-from .loading import RunError, UsageError, attach_layer, framework_of, load_aligner, load_reverse, one_line
+from .loading import (
+    RunError,
+    UsageError,
+    attach_layer,
+    check_language_flags,
+    framework_of,
+    load_aligner,
+    load_reverse,
+    one_line,
+)
 
 DEFAULT_COMBINATIONS = "grow-diag-final-and,gmean:threshold"
 """--combine's default: the atools default and the soft combination the held-out protocol chose
@@ -335,6 +344,7 @@ def load_models(
             raise  # the command names the extra to install
         msg = one_line(e)
         raise RunError(msg if msg.startswith(f.model) else f"{f.model}: {msg}") from None
+    check_language_flags(aligner, f.src_lang, f.tgt_lang, f.model)
     if f.lowercase:
         aligner.lowercase = True
     learned = uses_learned(c.methods, c.blends)
@@ -388,6 +398,20 @@ def calibration_setting(spec: AlignSpec, method: str, layer: int, shift: str) ->
     }
 
 
+READING = ("lowercase", "languages")
+"""Fields of a calibration's setting that say how the model read the pairs (:func:`model_reading`)."""
+
+
+def model_reading(aligner: Any) -> dict[str, Any]:
+    """How the model reads the pairs, which a calibration holds for: lowercased or not, and its languages
+    ``SRC->TGT`` where it declares both (a multilingual model: the ones it was given)."""
+    out: dict[str, Any] = {"lowercase": bool(aligner.lowercase)}
+    src, tgt = aligner.languages()
+    if src and tgt:
+        out["languages"] = f"{src}->{tgt}"
+    return out
+
+
 def load_calibration(
     f: Flags,
     aligner: Any,
@@ -407,7 +431,15 @@ def load_calibration(
         cal.check(identity_fields(aligner.identity()), cal.setting, f.calibration)
     except CalibrationError as e:
         raise RunError(one_line(e)) from None
-    want: dict[str, Any] = {k: v for k, v in cal.setting.items() if k not in ("reverse_model", "alignment_layer")}
+    reading = model_reading(aligner)
+    for key in READING:  # a file made before they were recorded holds neither: nothing to check
+        if key in cal.setting and cal.setting[key] != reading.get(key):
+            raise RunError(
+                f"{f.calibration}: fitted with the model reading {key}={cal.setting[key]!r}; this run reads "
+                f"{key}={reading.get(key)!r} (the scores differ: calibrate for the run as it is)"
+            )
+    skip = ("reverse_model", "alignment_layer", *READING)
+    want: dict[str, Any] = {k: v for k, v in cal.setting.items() if k not in skip}
     if cal.bidirectional != bool(f.reverse_model):
         raise UsageError(
             f"--calibration {f.calibration} is "

@@ -38,6 +38,13 @@ def build_plan(
                 f"{flags.model} ({'->'.join(str(x) for x in aligner.languages())}): its direction could not be "
                 f"checked against {input_name}"
             )
+        # the reverse model too: with a forward model that declares nothing, it is the one that can be checked
+        if reverse is not None and not check_pair(reverse[0], (langs[1], langs[0]), f"{input_name} turned round",
+                                                  f"--reverse-model {flags.reverse_model}"):  # fmt: skip
+            unchecked.append(
+                f"{flags.reverse_model} ({'->'.join(str(x) for x in reverse[0].languages())}): its direction could "
+                f"not be checked against {input_name}"
+            )
     if reverse is not None and not check_reverse(aligner, reverse[0], flags.reverse_model or ""):
         unchecked.append(
             f"{flags.model} ({'->'.join(str(x) for x in aligner.languages())}) and {flags.reverse_model} "
@@ -47,10 +54,28 @@ def build_plan(
     calibrated, warning = None, None
     if flags.calibration:
         calibrated, warning = load_calibration(flags, aligner, spec, reverse, test_sig, cal)
+    if flags.sentence_scores and input_name is None and path != "-":
+        check_direction(aligner, path, flags.batch_size)
     notes += [warning] if warning else []
     notes += [f"note: {'; '.join(unchecked)}"] if unchecked else []
     plan = ExtractPlan(flags, checked, path, input_name, test_sig, fw, aligner, spec, reverse, calibrated)
     return plan, notes
+
+
+def check_direction(aligner: Any, path: str, batch_size: int) -> None:
+    """RunError when the first pairs of ``path`` read as the model's target language first: sentence scores of a
+    file turned round would reject a whole clean corpus (standard input is not read ahead: it is read once)."""
+    from ..io.inputs import PairReader
+    from .direction import SAMPLE, turned_round
+
+    first = []
+    for _, src, tgt in PairReader(path):
+        first.append((src, tgt or []))
+        if len(first) >= SAMPLE:
+            break
+    why = turned_round(aligner, first, batch_size)
+    if why:
+        raise RunError(f"{path}: {why}")
 
 
 def testset_input(flags: Flags, stack: ExitStack) -> tuple[str, str, str, tuple[str, str]]:

@@ -127,3 +127,50 @@ def test_an_empty_combine_keeps_its_meaning():
     ap = build_parser()
     assert empty_flag(ap, {"combine": "", "model": "m"}) is None
     assert empty_flag(ap, {"combine": "", "reverse_model": " "}) == "--reverse-model"
+
+
+def test_language_flags_do_not_turn_a_fixed_pair_into_another(models):
+    # a fairseq model and an FSMT copy declare their languages: flags that say otherwise are refused, flags that
+    # agree are fine (a multilingual model, which declares none, takes them)
+    from align.extraction.loading import check_language_flags
+
+    for name in ("enfr", "hf-fren"):
+        src, tgt = models[name].languages()
+        check_language_flags(models[name], src, tgt, name)
+        with pytest.raises(RunError, match=rf"{name} translates {src}->{tgt}, but --src-lang is {tgt}"):
+            check_language_flags(models[name], tgt, None, name)
+        with pytest.raises(RunError, match=r"but --tgt-lang is de"):
+            check_language_flags(models[name], None, "de", name)
+    # the FSMT copy keeps its own languages whatever it was loaded with
+    assert models["hf-fren"].declared_languages() == ("fr", "en")
+
+
+def test_the_reverse_model_is_checked_against_the_set_and_the_preprocessing(models):
+    from align.extraction.loading import check_same_preprocessing
+
+    # the reverse model reads the set turned round: De->En as the reverse of an En->Fr set is refused
+    with pytest.raises(RunError, match=r"--reverse-model d translates de->en, but hansards turned round is fr->en"):
+        check_pair(models["deen"], ("fr", "en"), "hansards turned round", "--reverse-model d")
+    fwd, rev = models["enfr"], models["fren"]
+    was = rev.lowercase
+    try:
+        rev.lowercase = not fwd.lowercase
+        with pytest.raises(RunError, match="would read different words"):
+            check_same_preprocessing(fwd, rev, "r", "f")
+    finally:
+        rev.lowercase = was
+
+
+def test_commands_refuse_language_flags_against_the_model(tmp_path):
+    out, cal = tmp_path / "out", tmp_path / "cal.json"
+    cases = [
+        ("align.cli.extract", "--model", SHIPPED["enfr"], "-t", "hansards", "--src-lang", "de", "--tgt-lang", "en",
+         "--out", str(out)),
+        ("align.cli.calibrate", "--model", SHIPPED["enfr"], "-t", "hansards", "--src-lang", "de", "--layer", "0",
+         "-o", str(cal)),
+    ]  # fmt: skip
+    for module, *args in cases:
+        r = _run(module, *args)
+        assert r.returncode == 1, (args, r.stderr)
+        assert "translates en->fr, but --src-lang is de" in r.stderr.strip().splitlines()[-1], r.stderr
+        assert not out.exists() and not cal.exists()

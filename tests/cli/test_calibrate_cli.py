@@ -248,6 +248,26 @@ def test_calibration_of_another_model_or_setting(cal, gold_pairs, tmp_path, caps
     assert e.value.code == 2
 
 
+def test_a_calibration_records_how_the_model_read_and_holds_for_that_only(cal, gold_pairs, tmp_path, capsys):
+    # lowercased or not changes every score: a calibration fitted on the model reading cased text is refused for
+    # a run that lowercases (the shipped models do), in one line, nothing written; a file without the fields
+    # (made before they were recorded) reads as before
+    d = json.loads(cal.read_text())
+    assert d["setting"]["lowercase"] is True and d["setting"]["languages"] == "en->fr"
+    args = ["--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--methods", "norm", "--layers", "0"]
+    for key, value, said in (("lowercase", False, "lowercase=False"), ("languages", "de->en", "languages='de->en'")):
+        other = tmp_path / f"{key}.json"
+        other.write_text(json.dumps({**d, "setting": {**d["setting"], key: value}}))
+        assert extract(*args, "--out", str(tmp_path / "o"), "--calibration", str(other)) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"fitted with the model reading {said}" in err and not (tmp_path / "o").exists()
+    old = tmp_path / "old.json"
+    old.write_text(
+        json.dumps({**d, "setting": {k: v for k, v in d["setting"].items() if k not in ("lowercase", "languages")}})
+    )
+    assert extract(*args, "--out", str(tmp_path / "p"), "--calibration", str(old)) == 0
+
+
 @pytest.mark.parametrize(
     "path,value,message",
     [
