@@ -107,6 +107,25 @@ def _score_with_model(args: argparse.Namespace, dest: str) -> str:
     return os.path.join(dest, "sentence_scores.tsv")
 
 
+def _check_scored_input(scores_path: str, input_sha256: str, input_path: str) -> None:
+    """AlignmentFormatError when the run that wrote the scores (its ``manifest.json`` beside them, where there is
+    one) read another input than ``input_path`` (its lines' sha256): scores of another corpus of as many lines
+    would otherwise split this one by them."""
+    manifest = os.path.join(os.path.dirname(os.path.abspath(scores_path)), "manifest.json")
+    if scores_path == "-" or not os.path.isfile(manifest):
+        return
+    try:
+        with open(manifest, encoding="utf-8") as f:
+            recorded = json.load(f).get("signature", {}).get("input", {}).get("sha256")
+    except (OSError, ValueError, AttributeError):
+        return  # not a run's manifest: nothing to compare
+    if isinstance(recorded, str) and recorded != input_sha256:
+        raise AlignmentFormatError(
+            display_name(scores_path), None, f"scored on another input (sha256 {recorded[:12]} in {manifest}); "
+            f"{input_path} has sha256 {input_sha256[:12]}: give the scores of this input",
+        )  # fmt: skip
+
+
 def _main(argv: Sequence[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
@@ -138,6 +157,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
             scores, scores_sha256 = read_scores(scores_path)
             mask = rule.keep(scores)
             counts = split(args.input, scores, mask, tmp, display_name(scores_path))
+            _check_scored_input(scores_path, counts.pop("input_sha256"), args.input)
             summary = {
                 "input": args.input,
                 "scores": args.scores or "scored/sentence_scores.tsv",

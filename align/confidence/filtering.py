@@ -14,6 +14,7 @@ import math
 import os
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -87,12 +88,14 @@ def read_scores(path: str) -> tuple[np.ndarray, str]:
 
 def split(
     input_path: str, scores: np.ndarray, keep: np.ndarray, folder: str, scores_name: str = "the scores"
-) -> dict[str, int]:
-    """Write ``folder/kept.txt`` and ``folder/rejected.tsv`` from the input's lines, streaming; the counts.
+) -> dict[str, Any]:
+    """Write ``folder/kept.txt`` and ``folder/rejected.tsv`` from the input's lines, streaming; the counts and
+    the sha256 of the input's lines as read (``input_sha256``, as ``align-extract``'s signature has it).
     AlignmentFormatError when the input has another number of lines than there are scores (read from
     ``scores_name``) or a line that is not UTF-8 (kept or not: whether a file is accepted must not depend on the
     rule)."""
     kept = rejected = 0
+    digest = hashlib.sha256()  # of the input's lines as read: what align-extract's signature records of it
     ending = b"\n"  # the line ending a last line without one gets: the line before it's
     with (
         LineReader(input_path) as reader,
@@ -109,6 +112,7 @@ def split(
                 )  # fmt: skip
             for i, raw in enumerate(block):
                 n = first + i
+                digest.update(raw)
                 text = decode_line(raw, reader.name, n)
                 if raw.endswith(b"\n"):
                     ending = b"\r\n" if raw.endswith(b"\r\n") else b"\n"
@@ -125,4 +129,4 @@ def split(
             scores_name, kept + rejected + 1, f"a score for line {kept + rejected + 1}, but {reader.name} has "
             f"{kept + rejected} lines; expected the scores of that input (one per line)",
         )  # fmt: skip
-    return {"lines": kept + rejected, "kept": kept, "rejected": rejected}
+    return {"lines": kept + rejected, "kept": kept, "rejected": rejected, "input_sha256": digest.hexdigest()}

@@ -113,3 +113,26 @@ def test_standard_input_twice_is_a_usage_error(tmp_path, capsys, argv, message):
     with pytest.raises(SystemExit) as e:
         main([*argv, "--min-score", "0.5", "--out", str(tmp_path / "out")])
     assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_scores_of_another_input_of_as_many_lines_are_refused_by_their_manifest(corpus, tmp_path, capsys):
+    # align-extract's manifest beside sentence_scores.tsv records the sha256 of the input it scored
+    import hashlib
+
+    pairs, scores = corpus
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "sentence_scores.tsv").write_bytes(scores.read_bytes())
+    manifest = {"signature": {"input": {"sha256": hashlib.sha256(b"another corpus").hexdigest(), "lines": 3}}}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    out = tmp_path / "out"
+    assert (
+        main([str(pairs), "--scores", str(run / "sentence_scores.tsv"), "--min-score", "0.5", "--out", str(out)]) == 1
+    )
+    err = capsys.readouterr().err
+    assert "scored on another input (sha256 " in err and err.count("\n") == 1 and not out.exists()
+    manifest["signature"]["input"]["sha256"] = hashlib.sha256(pairs.read_bytes()).hexdigest()
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert (
+        main([str(pairs), "--scores", str(run / "sentence_scores.tsv"), "--min-score", "0.5", "--out", str(out)]) == 0
+    )

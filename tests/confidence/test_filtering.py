@@ -81,7 +81,14 @@ def test_split_every_line_in_exactly_one_file(tmp_path):
     pairs.write_bytes(("\n".join(lines[:2]) + "\r\n" + "\n".join(lines[2:]) + "\n").encode())
     scores = np.array([0.9, 0.1, 0.6, 0.3])
     counts = split(str(pairs), scores, Rule(min_score=0.5).keep(scores), str(tmp_path))
-    assert counts == {"lines": 4, "kept": 2, "rejected": 2}
+    import hashlib
+
+    assert counts == {
+        "lines": 4,
+        "kept": 2,
+        "rejected": 2,
+        "input_sha256": hashlib.sha256(pairs.read_bytes()).hexdigest(),
+    }
     # kept byte for byte (line 2's \r\n is line 2's own); rejected with line number and score
     assert (tmp_path / KEPT).read_bytes() == b"a b ||| x y\nd e f ||| u v w\n"
     assert (tmp_path / REJECTED).read_text() == "2\t0.100000\tc ||| z\n4\t0.300000\tg ||| t\n"
