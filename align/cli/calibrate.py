@@ -269,6 +269,10 @@ def _parse(ap: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.
         and not args.test_set
     ):
         ap.error("give -t NAME, or --input PAIRS with --gold GOLD")
+    if not args.test_set and (args.langs or args.testsets_dir):
+        ap.error("-l and --testsets-dir apply to -t NAME")
+    if args.reverse_alignment_layer and not args.reverse_model:
+        ap.error("--reverse-alignment-layer needs --reverse-model (it is the reverse model's layer)")
     return args
 
 

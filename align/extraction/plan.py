@@ -205,6 +205,8 @@ def _check_flags(f: Flags, methods: Mapping[str, Any]) -> Checked:
         raise ValueError("give --input PAIRS or -t NAME (one of them)")
     if f.test_set is None and (f.langs or f.testsets_dir):
         raise ValueError("-l and --testsets-dir apply to -t NAME")
+    if f.reverse_alignment_layer and not f.reverse_model:
+        raise ValueError("--reverse-alignment-layer needs --reverse-model (it is the reverse model's layer)")
     if f.test_set is not None and f.translate:
         raise ValueError("-t NAME gives sentence pairs; --translate needs source sentences (--input)")
     auto, device = f.shard == "auto", f.device

@@ -485,3 +485,17 @@ def test_sentence_model_help_names_every_model_and_the_default():
     for name, model in SENTENCE_MODELS.items():
         assert f"{name}" in action.help and model.description in action.help
     assert f"{DEFAULT_SENTENCE_MODEL} (the default)" in action.help
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["-l", "fr-en"], "-l and --testsets-dir apply to -t NAME"),
+        (["--reverse-alignment-layer", "L"], "--reverse-alignment-layer needs --reverse-model"),
+    ],
+)
+def test_flags_that_would_be_ignored_are_usage_errors(gold_pairs, tmp_path, capsys, extra, message):
+    with pytest.raises(SystemExit) as e:
+        calibrate("--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--gold", str(gold_pairs / "gold.talp"),
+                  "--layer", "0", "-o", str(tmp_path / "c.json"), *extra)  # fmt: skip
+    assert e.value.code == 2 and message in capsys.readouterr().err

@@ -117,6 +117,8 @@ def test_usage_errors_exit_2(pairs_file):
         ["--shard", "3/3", "--out", "x"],
         ["--threshold", "0.3"],
         ["--methods", "norm,attn"],
+        ["--reverse-alignment-layer", "L"],  # the reverse model's layer, without a reverse model
+        ["-l", "fr-en"],  # -l reads a named set the other way; there is none
     ):
         with pytest.raises(SystemExit) as e:
             run("--model", MODEL, "--input", pairs_file, *args)
