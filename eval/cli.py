@@ -254,7 +254,7 @@ def signature(args: argparse.Namespace, testset: testsets.LoadedTestSet | None =
     ]
     if "naacl" in (gold_format if testset is None else "", args.hyp_format):
         # how NAACL sentence numbers map to sentences: the named set's own ids (wpt05 starts at 26), a file, or 1..n
-        ids = "set" if testset is not None else ("file" if args.naacl_ids else "1..max")
+        ids = "set" if testset is not None and testset.ids is not None else ("file" if args.naacl_ids else "1..max")
         parts.append(f"ids:{ids}")
     if args.bootstrap:
         parts.append(f"bs:{args.bootstrap}")

@@ -241,13 +241,13 @@ def _load_models(args: argparse.Namespace, langs: tuple[str, str] | None) -> tup
         if args.lowercase:
             reverse.lowercase = True
     if langs is not None:
-        what = f"test set {args.test_set} ({langs[0]}-{langs[1]})"
-        check_pair(aligner, langs, what, args.model)
-        if reverse is not None:
-            check_pair(reverse, (langs[1], langs[0]), f"{what} turned round", f"--reverse-model {args.reverse_model}")
-    if reverse is not None:
+        check_pair(aligner, langs, f"test set {args.test_set} ({langs[0]}-{langs[1]})", args.model)
+    if reverse is not None:  # against the forward model first: its message is the one that says what is wrong
         check_reverse(aligner, reverse, args.reverse_model)
         check_same_preprocessing(aligner, reverse, args.reverse_model, args.model)
+        if langs is not None:
+            what = f"test set {args.test_set} ({langs[0]}-{langs[1]}) turned round"
+            check_pair(reverse, (langs[1], langs[0]), what, f"--reverse-model {args.reverse_model}")
     if args.method == "learned":  # the layer each model trained for itself, checked against it
         attach_layer(aligner, args.model, args.alignment_layer, "")
         if reverse is not None:
@@ -379,8 +379,9 @@ def _fit(
         fit_pairs = [(list(s), list(t)) for s, t in (pairs[k] for k in fit)]
         positives = [scored[k] for k in fit]
     negatives, negative_kinds = [], []
+    sources = [p for p in fit_pairs if p[0] and p[1]]  # a pair with an empty side is no translation to spoil
     for kind in kinds:  # a noisy copy equal to its pair (a one-word side cannot be cut) is not noise
-        noisy = [p for p, q in zip(noise.make(fit_pairs, kind, args.seed, third), fit_pairs) if p != q]
+        noisy = [p for p, q in zip(noise.make(sources, kind, args.seed, third), sources) if p != q]
         negatives += models.score(noisy, truncate=True) if noisy else []
         negative_kinds += [kind] * len(noisy)
     cells = [gold_cells(gold, k, *mats[k][0].shape) for k in range(len(pairs))]

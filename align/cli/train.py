@@ -141,11 +141,15 @@ def _main(argv: Sequence[str] | None = None) -> int:
         pairs, corpus = _read_corpus(args.input)
         links = _read_teacher(args.teacher_links, pairs) if args.teacher_links else None
         with ExitStack() as stack:
-            for folder, _ in outs:
-                new = [d for d in (folder, os.path.join(folder, "train")) if not os.path.isdir(d)]
-                stack.callback(lock_folder(folder).close)
-                made += new  # only once locked: a run that lost the lock must not remove the winner's folders
-            result = _train(args, outs, pairs, corpus, links)
+            try:
+                for folder, _ in outs:
+                    new = [d for d in (folder, os.path.join(folder, "train")) if not os.path.isdir(d)]
+                    stack.callback(lock_folder(folder).close)
+                    made += new  # only once locked: a run that lost the lock must not remove the winner's folders
+                result = _train(args, outs, pairs, corpus, links)
+            except BaseException:
+                _remove_empty(made)  # while the locks are held: no other run locks a file about to be removed
+                raise
     except UsageError as e:
         _remove_empty(made)
         ap.error(str(e))
@@ -353,12 +357,14 @@ def _run_teacher(
     reuse = False
     if os.path.isfile(done):
         with open(done, encoding="utf-8") as f:
-            reuse = json.load(f).get("want") == want and os.path.isfile(os.path.join(dest, name))
-        if not reuse and not args.overwrite and os.path.isfile(os.path.join(folder, "train", "checkpoint_last.pt")):
+            had = json.load(f).get("want") or {}
+        reuse = had == want and os.path.isfile(os.path.join(dest, name))
+        other = any(had.get(k) != want[k] for k in ("corpus_sha256", "blend", "combine"))  # links surely differ
+        if other and not args.overwrite and os.path.isfile(os.path.join(folder, "train", "checkpoint_last.pt")):
             # refused before the long pass that would replace that run's teacher, not after it
             raise ValueError(
                 f"{os.path.join(folder, 'train')}: a checkpoint of another training (its teacher was aligned from "
-                "another corpus, models or teacher setting); give another --out, or --overwrite to start again"
+                "another corpus or with another teacher setting); give another --out, or --overwrite to start again"
             )
     if not reuse:
         print(

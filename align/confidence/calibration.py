@@ -83,8 +83,9 @@ CORRUPTIONS = ("shuffled", "truncated", "appended")
 
 FORMAT = "norm-align/calibration"
 """The file's ``format`` field (its schema, bounds and versions: :mod:`align.confidence.schema`)."""
-VERSION = 3
-"""The file version this release writes (3: the sentence model may be :class:`~align.confidence.per_kind.PerKind`)
+VERSION = 4
+"""The file version this release writes (3: the sentence model may be :class:`~align.confidence.per_kind.PerKind`;
+4: the setting records how the model read the pairs, ``lowercase`` and ``languages``)
 (:data:`align.confidence.schema.VERSIONS`: those it reads)."""
 FOLDS = ("all", "odd", "even")
 """Which gold sentences a calibration is fitted on (see :func:`fold_indices`)."""

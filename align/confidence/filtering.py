@@ -2,7 +2,7 @@
 
 Every input line goes to exactly one of two files: ``kept.txt`` (the line as it was, byte for byte, in input
 order; a UTF-8 byte-order mark at the start of the input is dropped, and a last line without a newline gets the
-line before it's ending, ``\r\n`` or ``\n``) or ``rejected.tsv`` (``LINE<TAB>SCORE<TAB>the line``, 1-based line numbers, in input order). The
+ending of the line before it, ``\r\n`` or ``\n``) or ``rejected.tsv`` (``LINE<TAB>SCORE<TAB>the line``, 1-based line numbers, in input order). The
 scores come from ``sentence_scores.tsv`` of ``align-extract --sentence-scores`` (one ``LINE<TAB>SCORE`` per
 input line, merged from shards by ``align-merge``), so scoring shards as extraction does.
 """
@@ -96,7 +96,7 @@ def split(
     rule)."""
     kept = rejected = 0
     digest = hashlib.sha256()  # of the input's lines as read: what align-extract's signature records of it
-    ending = b"\n"  # the line ending a last line without one gets: the line before it's
+    ending = b"\n"  # the line ending a last line without one gets: that of the line before it
     with (
         LineReader(input_path) as reader,
         open(os.path.join(folder, KEPT), "wb") as k_out,
@@ -116,8 +116,8 @@ def split(
                 text = decode_line(raw, reader.name, n)
                 if raw.endswith(b"\n"):
                     ending = b"\r\n" if raw.endswith(b"\r\n") else b"\n"
-                if keep[n - 1]:
-                    k_out.write(raw if raw.endswith(b"\n") else raw + ending)
+                if keep[n - 1]:  # a last line ending in a bare CR gets the LF only
+                    k_out.write(raw if raw.endswith(b"\n") else raw + (b"\n" if raw.endswith(b"\r") else ending))
                     kept += 1
                 else:
                     r_out.write(f"{n}\t{scores[n - 1]:.6f}\t{text}\n")

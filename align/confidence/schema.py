@@ -57,7 +57,7 @@ from .noise import KINDS
 from .per_kind import LOWEST, PerKind
 from .sentence import SENTENCE_MODELS, sentence_choices
 
-VERSIONS = (1, 2, VERSION)
+VERSIONS = (1, 2, 3, VERSION)
 """The file versions this release reads (the last is the one it writes)."""
 MAX_WEIGHT = 1e4
 """Largest magnitude of a weight or intercept (see the module docstring)."""
@@ -206,7 +206,7 @@ def check_fields(
         field = f"{prefix}.{_name(key)}" if prefix else _name(key)
         if key not in fields:
             raise CalibrationError(
-                f"{where}: {field}: found a field version {VERSION} does not have; expected only {', '.join(fields)}"
+                f"{where}: {field}: found a field the file's version does not have; expected only {', '.join(fields)}"
             )
         test, expected = fields[key]
         value = d.get(key, _MISSING)
@@ -321,10 +321,13 @@ def calibration_from_dict(d: Any, where: str) -> Calibration:
         sentence = check_logistic(d["sentence"], where, "sentence", choices, what)
     setting = d["setting"]
     learned = isinstance(setting, dict) and setting.get("method") == "learned"
-    # optional: what only some files record (reverse_model, alignment_layer) or files before 0.3 lack
-    required = tuple(k for k in SETTING if k not in ("reverse_model", "alignment_layer", "lowercase", "languages"))
+    # reverse_model and alignment_layer only where they apply; lowercase and languages, how the model read the
+    # pairs, from version 4 on, where recorded (align-calibrate records both; versions 1 to 3 have neither)
+    reading = ("lowercase", "languages")
+    required = tuple(k for k in SETTING if k not in ("reverse_model", "alignment_layer", *reading))
     required += (("reverse_model",) if both else ()) + (("alignment_layer",) if learned else ())
-    check_fields(setting, where, "setting", SETTING, required)
+    fields = SETTING if d["version"] >= 4 else {k: v for k, v in SETTING.items() if k not in reading}
+    check_fields(setting, where, "setting", fields, required)
     if both:
         check_identity(setting["reverse_model"], where, "setting.reverse_model")
     if not both and "reverse_model" in setting:

@@ -54,7 +54,7 @@ def build_plan(
     calibrated, warning = None, None
     if flags.calibration:
         calibrated, warning = load_calibration(flags, aligner, spec, reverse, test_sig, cal)
-    if flags.sentence_scores and input_name is None and path != "-":
+    if flags.sentence_scores and input_name is None and path != "-" and not flags.translate:
         check_direction(aligner, path, flags.batch_size)
     notes += [warning] if warning else []
     notes += [f"note: {'; '.join(unchecked)}"] if unchecked else []
@@ -69,11 +69,14 @@ def check_direction(aligner: Any, path: str, batch_size: int) -> None:
     from .direction import SAMPLE, turned_round
 
     first = []
-    for _, src, tgt in PairReader(path):
-        first.append((src, tgt or []))
-        if len(first) >= SAMPLE:
-            break
-    why = turned_round(aligner, first, batch_size)
+    try:
+        for _, src, tgt in PairReader(path):
+            first.append((src, tgt or []))
+            if len(first) >= SAMPLE:
+                break
+        why = turned_round(aligner, first, batch_size)
+    except ValueError as e:  # a bad line (InputError) or one the tokenizer cannot read: file:line, one line
+        raise RunError(one_line(e)) from None
     if why:
         raise RunError(f"{path}: {why}")
 

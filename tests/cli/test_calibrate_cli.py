@@ -75,7 +75,7 @@ def test_calibration_file(cal, gold_pairs, capsys):
     fit = [(list(s), list(t)) for s, t in read_text_pairs(str(gold_pairs / "pairs.txt"))[0::2]]
     kinds = [k for k in noise.KINDS if k != "wrong-language"]
     want = sum(p != q for k in kinds for p, q in zip(noise.make(fit, k, 1), fit))
-    assert d["version"] == 3 and d["fitted_on"]["noise"] == kinds
+    assert d["version"] == 4 and d["fitted_on"]["noise"] == kinds
     assert d["fitted_on"]["sentences"] == 30 and d["fitted_on"]["negatives"] == want and 300 < want <= 12 * 30
     assert (
         d["sentence"]["features"] == list(PER_KIND_FORWARD_FEATURES) and d["fitted_on"]["sentence_model"] == "per-kind"
@@ -261,10 +261,10 @@ def test_a_calibration_records_how_the_model_read_and_holds_for_that_only(cal, g
         assert extract(*args, "--out", str(tmp_path / "o"), "--calibration", str(other)) == 1
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and f"fitted with the model reading {said}" in err and not (tmp_path / "o").exists()
+    # a version 3 file (made before the fields) records neither and is not checked for them
     old = tmp_path / "old.json"
-    old.write_text(
-        json.dumps({**d, "setting": {k: v for k, v in d["setting"].items() if k not in ("lowercase", "languages")}})
-    )
+    plain = {k: v for k, v in d["setting"].items() if k not in ("lowercase", "languages")}
+    old.write_text(json.dumps({**d, "version": 3, "setting": plain}))
     assert extract(*args, "--out", str(tmp_path / "p"), "--calibration", str(old)) == 0
 
 
@@ -276,7 +276,7 @@ def test_a_calibration_records_how_the_model_read_and_holds_for_that_only(cal, g
         (("cells", "weights", 0), 1e308, "cells.weights[0]: found 1e+308; expected a finite number in [-10000, 10000]"),
         (("cells", "scale", 0), float("inf"), "cells.scale[0]: found Infinity; expected a finite number"),
         (("cells", "weights", 1), "0.5", 'cells.weights[1]: found "0.5"; expected a finite number'),
-        (("version",), 4, "version: found 4; expected 1 or 2 or 3 (the versions norm-align "),
+        (("version",), 5, "version: found 5; expected 1 or 2 or 3 or 4 (the versions norm-align "),
         (("setting", "method"), "nrom", 'setting.method: found "nrom"; expected one of '),
     ],
 )
@@ -473,6 +473,23 @@ def test_filter_refuses_pairs_in_the_other_direction_and_writes_nothing(cal, gol
     err = capsys.readouterr().err
     assert code == 1 and f"align-filter: {turned}: its first 60 pairs read as the other direction" in err, err
     assert err.rstrip().endswith("swap the two sides; nothing written") and not out.exists()
+
+
+def test_extract_sentence_scores_check_the_direction_in_one_line(cal, gold_pairs, tmp_path, capsys):
+    # align-extract --sentence-scores refuses a turned file as align-filter does; a bad line among the first pairs
+    # the check reads is file:line in one line (not a traceback); --translate has no pairs to turn and is not checked
+    lines = (gold_pairs / "pairs.txt").read_text().splitlines()
+    args = ["--model", MODEL, "--methods", "norm", "--layers", "0", "--calibration", str(cal), "--sentence-scores"]
+    turned = tmp_path / "turned.txt"
+    turned.write_text("".join(" ||| ".join(line.split(" ||| ")[::-1]) + "\n" for line in lines))
+    assert extract(*args, "--input", str(turned), "--out", str(tmp_path / "a")) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "read as the other direction" in err and not (tmp_path / "a").exists()
+    bad = tmp_path / "bad.txt"
+    bad.write_text(lines[0] + "\nno separator here\n")
+    assert extract(*args, "--input", str(bad), "--out", str(tmp_path / "b")) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{bad}:2: found 0 '|||' separators" in err and not (tmp_path / "b").exists()
 
 
 def test_sentence_model_help_names_every_model_and_the_default():

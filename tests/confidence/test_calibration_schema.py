@@ -97,7 +97,7 @@ CASES = [
     ((("setting", "heads"), []), "setting.heads: found []; expected"),
     ((("setting", "src_reduce"), "median"), 'setting.src_reduce: found "median"; expected one of sum, mean, max'),
     ((("setting", "tgt_reduce"), _DELETE), "setting.tgt_reduce: found nothing; expected one of sum, mean, max"),
-    ((("setting", "extra"), 1), "setting.extra: found a field version 3 does not have; expected only method,"),
+    ((("setting", "extra"), 1), "setting.extra: found a field the file's version does not have; expected only method,"),
     ((("setting", "reverse_model"), {"sha256": "r"}), "setting.reverse_model: found {"),
     ((("model", "sha256"), 12), "model.sha256: found 12; expected a string"),
     ((("model",), "abc"), 'model: found "abc"; expected an object of strings'),
@@ -117,7 +117,7 @@ CASES = [
     ((("cells", "features"), list(C.CELL_FEATURES[::-1])), 'cells.features: found a list of 12: ["null_share",'),
     ((("cells", "features"), None), "cells.features: found null; expected a list of feature names"),
     ((("sentence",), _DELETE), "sentence: found nothing; expected an object (the sentence model)"),
-    ((("version",), 4), "version: found 4; expected 1 or 2 or 3 (the versions norm-align "),
+    ((("version",), 5), "version: found 5; expected 1 or 2 or 3 or 4 (the versions norm-align "),
     ((("version",), "1"), 'version: found "1"; expected 1 or 2 or 3'),
     ((("version",), True), "version: found true; expected 1 or 2 or 3"),
     ((("version",), _DELETE), "version: found nothing; expected 1 or 2 or 3"),
@@ -355,3 +355,19 @@ def test_a_mutated_file_behaves_as_a_valid_one_or_is_refused_naming_a_changed_fi
         C.write_calibration(os.path.join(folder, "again.json"), cal)
         for p, q in zip(behaviour(C.read_calibration(os.path.join(folder, "again.json"))), got):
             np.testing.assert_array_equal(p, q)
+
+
+def test_how_the_model_read_is_a_version_4_field(tmp_path):
+    # version 4 files may record lowercase and languages (align-calibrate records them); version 3 files have neither
+    d = json.loads(fitted(False))
+    assert d["version"] == 4
+    d["setting"].update(lowercase=True, languages="en->fr")
+    C.read_calibration(_write(str(tmp_path), json.dumps(d)))  # fine
+    for version, setting, message in (
+        (3, d["setting"], "setting.lowercase: found a field the file's version does not have"),
+        (4, {**d["setting"], "languages": "en-fr"}, "setting.languages: found \"en-fr\"; expected 'SRC->TGT'"),
+        (4, {**d["setting"], "lowercase": "yes"}, 'setting.lowercase: found "yes"; expected true or false'),
+    ):
+        path = _write(str(tmp_path), json.dumps({**d, "version": version, "setting": setting}))
+        with pytest.raises(C.CalibrationError, match=message):
+            C.read_calibration(path)

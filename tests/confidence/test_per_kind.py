@@ -80,7 +80,7 @@ def test_a_per_kind_calibration_reads_back_as_it_was_written(tmp_path):
     C.write_calibration(path, cal)
     back = C.read_calibration(path)
     d = json.loads(open(path).read())
-    assert d["version"] == 3 and [x["kind"] for x in d["sentence"]["detectors"]] == ["misaligned", "short"]
+    assert d["version"] == 4 and [x["kind"] for x in d["sentence"]["detectors"]] == ["misaligned", "short"]
     probs = back.probabilities(np.eye(4) + 0.01, np.full(4, 0.1))
     assert back.sentence_score(probs) == cal.sentence_score(probs) and 0 < cal.sentence_score(probs) < 1
 
@@ -99,7 +99,7 @@ def test_a_per_kind_calibration_reads_back_as_it_was_written(tmp_path):
         (lambda s: s["detectors"][0].update(kind=["short"]), 'sentence.detectors[0].kind: found ["short"]; expected a '
          "kind of noise"),
         (lambda s: s["detectors"][0].update(features=s["features"]), "sentence.detectors[0].features: found a field "
-         "version 3 does not have; expected only kind, mean, scale, weights"),
+         "the file's version does not have; expected only kind, mean, scale, weights"),
         (lambda s: s["detectors"][1].pop("kind"), "sentence.detectors[1].kind: found nothing; expected a kind"),
         (lambda s: s["features"].pop(), "sentence.features: found a list of 6:"),
         (lambda s: s["detectors"][0]["mean"].pop(), "sentence.detectors[0].mean: found a list of 6; expected a list of "
