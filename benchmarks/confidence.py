@@ -40,7 +40,7 @@ from align.confidence.calibration import (  # noqa: E402
     fit_calibration,
     gold_cells,  # noqa: E402
 )
-from align.extraction.plan import calibration_setting  # noqa: E402
+from align.extraction.calibrated import calibration_setting  # noqa: E402
 from align.gold import testsets  # noqa: E402
 from align.gold.protocol import ProtocolError, add_protocol_argument, protocol_of  # noqa: E402
 from align.io.atomic import write_text_atomic  # noqa: E402

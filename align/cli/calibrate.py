@@ -33,6 +33,7 @@ from ..confidence.calibration import (
     write_calibration,
 )
 from ..confidence.sentence import DEFAULT_SENTENCE_MODEL, SENTENCE_MODELS
+from ..extraction.calibrated import calibration_setting, model_reading
 from ..extraction.loading import (
     LOADERS,
     RunError,
@@ -45,7 +46,6 @@ from ..extraction.loading import (
     load_aligner,
     one_line as _one_line,
 )
-from ..extraction.plan import calibration_setting, model_reading
 from ..gold import testsets
 from ..io.console import console_main
 from ..io.errors import AlignmentFormatError

@@ -7,8 +7,9 @@ import os
 from contextlib import ExitStack
 from typing import Any
 
+from .calibrated import load_calibration
 from .loading import RunError, UsageError, check_pair, check_reverse, one_line
-from .plan import Checked, ExtractPlan, Flags, check_input, load_calibration, load_models, read_run_calibration
+from .plan import Checked, ExtractPlan, Flags, check_input, load_models, read_run_calibration
 
 
 def build_plan(
