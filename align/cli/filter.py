@@ -111,14 +111,14 @@ def _check_scored_input(scores_path: str, input_sha256: str, input_path: str) ->
     """AlignmentFormatError when the run that wrote the scores (its ``manifest.json`` beside them, where there is
     one) read another input than ``input_path`` (its lines' sha256): scores of another corpus of as many lines
     would otherwise split this one by them."""
-    manifest = os.path.join(os.path.dirname(os.path.abspath(scores_path)), "manifest.json")
-    if scores_path == "-" or not os.path.isfile(manifest):
+    from ..extraction.shards import MANIFEST, recorded_signature
+
+    if scores_path == "-":
         return
-    try:
-        with open(manifest, encoding="utf-8") as f:
-            recorded = json.load(f).get("signature", {}).get("input", {}).get("sha256")
-    except (OSError, ValueError, AttributeError):
-        return  # not a run's manifest: nothing to compare
+    folder = os.path.dirname(os.path.abspath(scores_path))
+    manifest = os.path.join(folder, MANIFEST)
+    read = (recorded_signature(folder) or {}).get("input")
+    recorded = read.get("sha256") if isinstance(read, dict) else None  # not a run's manifest: nothing to compare
     if isinstance(recorded, str) and recorded != input_sha256:
         raise AlignmentFormatError(
             display_name(scores_path), None, f"scored on another input (sha256 {recorded[:12]} in {manifest}); "

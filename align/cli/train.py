@@ -261,7 +261,7 @@ def _train(
     """Align the corpus (unless ``links``, --teacher-links, are given), train each model's layer, then store them
     all (none is stored before every one is trained: a run interrupted in the second resumes, flags unchanged)."""
     from ..attribution.methods import METHODS
-    from ..extraction.alignment_layer import save, tokenizer_fingerprint
+    from ..extraction.alignment_layer import model_fields, save
     from ..extraction.loading import UsageError
     from ..extraction.plan import check_flags
     from ..extraction.prepare import build_plan
@@ -290,12 +290,13 @@ def _train(
         # every pair through both models' tokenizers first: a line they cannot read (a word SentencePiece leaves
         # no piece for, a side too long without --truncate) is found before the teacher's long pass, not after
         encoded = [_encode_all(args, model, pairs, turned) for model, _, turned in todo]
+        fields = [model_fields(model) for model, _, _ in todo]  # the tokenizer probed once per model
         if links is not None:
             teacher: dict[str, Any] = {"file": os.path.basename(args.teacher_links)}
         else:
             # what makes the teacher's links: each model (not how it was named), its languages and tokenizer
-            models = [{**model_key(a.identity()), "languages": list(a.languages()),
-                       "tokenizer_sha256": tokenizer_fingerprint(a)} for a in (aligner, reverse) if a is not None]  # fmt: skip
+            models = [{**model_key(f["identity"]), "languages": f["languages"],
+                       "tokenizer_sha256": f["tokenizer_sha256"]} for f in fields]  # fmt: skip
             loaded = (aligner, reverse)
             links, teacher = _run_teacher(args, outs[0][0], blend, corpus, models + [aligner.preprocessing()], loaded)
             if len(links) != len(pairs):
@@ -303,9 +304,9 @@ def _train(
         teacher["sha256"] = hashlib.sha256(json.dumps(links).encode()).hexdigest()
         # every folder's checkpoint checked before any layer trains: one of another run is refused first
         ready = []
-        for (model, folder, turned), codes in zip(todo, encoded):
+        for (model, folder, turned), codes, f in zip(todo, encoded, fields):
             model_links = [[(b, a) for a, b in ls] for ls in links] if turned else links
-            ready.append(_prepare_one(args, model, folder, layer, codes, model_links, corpus, teacher))
+            ready.append(_prepare_one(args, model, f, folder, layer, codes, model_links, corpus, teacher))
         trained = [(r.folder, *_train_one(args, r)) for r in ready]
         for folder, head, config, _ in trained:
             save(folder, head, config)
@@ -408,11 +409,13 @@ class _Prepared:
     teacher: dict[str, Any]
     truncated: int
     resumed: bool
+    total: int  # the steps of the whole run (epochs x batches)
 
 
 def _prepare_one(
     args: argparse.Namespace,
     aligner: Any,
+    fields: dict[str, Any],
     folder: str,
     layer: int,
     encoded: Sequence[tuple[Any, Any]],
@@ -420,14 +423,12 @@ def _prepare_one(
     corpus: dict[str, Any],
     teacher: dict[str, Any],
 ) -> _Prepared:
-    """One model's examples and training state, resumed from ``folder``'s checkpoint of the same run (one of
-    another run: ValueError, or with --overwrite a fresh start)."""
+    """One model's examples and training state (``fields``: its :func:`model_fields`), resumed from ``folder``'s
+    checkpoint of the same run (one of another run: ValueError, or with --overwrite a fresh start)."""
     from ..attribution.learned import HeadShape
-    from ..extraction.alignment_layer import model_fields
     from ..extraction.train_layer import Example, load_checkpoint, n_steps, new_state, target_rows
     from ..spec.signature import model_key
 
-    fields = model_fields(aligner)
     examples = []
     truncated = 0
     for (se, te), ls in zip(encoded, links):
@@ -445,42 +446,40 @@ def _prepare_one(
     fingerprint = hashlib.sha256(
         json.dumps([key, corpus["sha256"], teacher["sha256"], shape.__dict__, training], sort_keys=True).encode()
     ).hexdigest()
-    if n_steps(examples, args.batch_size, args.epochs) == 0:
+    total = n_steps(examples, args.batch_size, args.epochs)
+    if total == 0:
         raise ValueError(f"{args.input}: no pair has a teacher link the model can read; nothing to train on")
     resumed = load_checkpoint(folder, state, fingerprint, discard_other=args.overwrite)
     return _Prepared(aligner, folder, layer, examples, state, fingerprint, fields, training, corpus, teacher,
-                     truncated, resumed)  # fmt: skip
+                     truncated, resumed, total)  # fmt: skip
 
 
 def _train_one(args: argparse.Namespace, p: _Prepared) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """Train one model's alignment layer: the head, the config to store with it, and its summary."""
-    from ..extraction.train_layer import n_steps, train_head
+    from ..extraction.train_layer import train_head
 
-    aligner, folder, layer, examples, state = p.aligner, p.folder, p.layer, p.examples, p.state
-    fingerprint, fields, training, corpus, teacher = p.fingerprint, p.fields, p.training, p.corpus, p.teacher
-    truncated, resumed = p.truncated, p.resumed
-    model_name = os.path.basename(os.path.normpath(str(aligner.identity().get("path") or folder)))
-    total = n_steps(examples, args.batch_size, args.epochs)
-    bar = _bar(args, total, state.step, model_name)
+    state = p.state
+    model_name = os.path.basename(os.path.normpath(str(p.aligner.identity().get("path") or p.folder)))
+    bar = _bar(args, p.total, state.step, model_name)
     try:
-        train_head(aligner, examples, folder, state, fingerprint, args.epochs, args.batch_size, args.seed,
+        train_head(p.aligner, p.examples, p.folder, state, p.fingerprint, args.epochs, args.batch_size, args.seed,
                    args.checkpoint_every, bar)  # fmt: skip
     finally:
         if bar is not None:
             bar.close()
     losses = state.losses or [(state.step, 0.0)]
     config = {
-        "model": fields,
-        "corpus": corpus,
-        "teacher": teacher,
-        "training": {**training, "steps": state.step, "truncated_pairs": truncated, "losses": losses},
+        "model": p.fields,
+        "corpus": p.corpus,
+        "teacher": p.teacher,
+        "training": {**p.training, "steps": state.step, "truncated_pairs": p.truncated, "losses": losses},
         "trained_with": f"align-train {__version__}",
     }
     summary = {
-        "folder": folder,
-        "layer": layer,
+        "folder": p.folder,
+        "layer": p.layer,
         "steps": state.step,
-        "resumed": resumed,
+        "resumed": p.resumed,
         "loss_first": losses[0][1],
         "loss_last": losses[-1][1],
     }

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..io.inputs import PairReader
 from .engine import LOGPROBS
+from .loading import RunError, one_line
 
 SAMPLE = 64
 """Pairs read from the start of the input."""
@@ -43,3 +45,20 @@ def turned_round(aligner, pairs: Sequence[tuple[list[str], list[str]]], batch_si
             "as given, medians); expected the model's source language first: swap the two sides"
         )
     return None
+
+
+def check_file(aligner, path: str, batch_size: int) -> None:
+    """RunError when the first pairs of the file ``path`` read as the model's target language first: sentence
+    scores of a file turned round would reject a whole clean corpus (standard input is not read ahead: it is read
+    once, so the caller passes files only)."""
+    first = []
+    try:
+        for _, src, tgt in PairReader(path):
+            first.append((src, tgt or []))
+            if len(first) >= SAMPLE:
+                break
+        why = turned_round(aligner, first, batch_size)
+    except ValueError as e:  # a bad line (InputError) or one the tokenizer cannot read: file:line, one line
+        raise RunError(one_line(e)) from None
+    if why:
+        raise RunError(f"{path}: {why}")

@@ -56,30 +56,13 @@ def build_plan(
     if flags.calibration:
         calibrated, warning = load_calibration(flags, aligner, spec, reverse, test_sig, cal)
     if flags.sentence_scores and input_name is None and path != "-" and not flags.translate:
-        check_direction(aligner, path, flags.batch_size)
+        from .direction import check_file  # torch's (the engine): loaded only when a model is
+
+        check_file(aligner, path, flags.batch_size)
     notes += [warning] if warning else []
     notes += [f"note: {'; '.join(unchecked)}"] if unchecked else []
     plan = ExtractPlan(flags, checked, path, input_name, test_sig, fw, aligner, spec, reverse, calibrated)
     return plan, notes
-
-
-def check_direction(aligner: Any, path: str, batch_size: int) -> None:
-    """RunError when the first pairs of ``path`` read as the model's target language first: sentence scores of a
-    file turned round would reject a whole clean corpus (standard input is not read ahead: it is read once)."""
-    from ..io.inputs import PairReader
-    from .direction import SAMPLE, turned_round
-
-    first = []
-    try:
-        for _, src, tgt in PairReader(path):
-            first.append((src, tgt or []))
-            if len(first) >= SAMPLE:
-                break
-        why = turned_round(aligner, first, batch_size)
-    except ValueError as e:  # a bad line (InputError) or one the tokenizer cannot read: file:line, one line
-        raise RunError(one_line(e)) from None
-    if why:
-        raise RunError(f"{path}: {why}")
 
 
 def testset_input(flags: Flags, stack: ExitStack) -> tuple[str, str, str, tuple[str, str]]:

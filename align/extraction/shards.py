@@ -283,15 +283,21 @@ def _merge_file(paths: dict[int, str], name: str, total: int, out: str) -> None:
             f.close()
 
 
-def merged_signature(folder: str) -> dict | None:
-    """The signature recorded in ``DIR/merged/manifest.json`` (None when there is none to read)."""
+def recorded_signature(folder: str) -> dict | None:
+    """The signature a run recorded in ``folder/manifest.json`` (None when there is none to read: no manifest,
+    or a file that is not a run's manifest)."""
     try:
-        with open(os.path.join(merged_dir(folder), MANIFEST), encoding="utf-8") as f:
+        with open(os.path.join(folder, MANIFEST), encoding="utf-8") as f:
             man = json.load(f)
     except (OSError, ValueError):
         return None
     sig = man.get("signature") if isinstance(man, dict) else None
     return sig if isinstance(sig, dict) else None
+
+
+def merged_signature(folder: str) -> dict | None:
+    """The signature recorded in ``DIR/merged/manifest.json`` (None when there is none to read)."""
+    return recorded_signature(merged_dir(folder))
 
 
 def drop_stale_merged(folder: str, signature: dict) -> bool:
