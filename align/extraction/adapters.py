@@ -165,13 +165,20 @@ class FairseqAdapter(Adapter):
         prev = torch.cat([labels.new_full((labels.shape[0], 1), self.eos), labels[:, :-1]], dim=1)
         prev = prev.masked_fill(~batch.tgt_mask, self.pad)
         src = batch.src.masked_fill(~batch.src_mask, self.pad)
-        out = model(src, batch.src_mask.sum(1), prev)
+        # the decoder's features only: the projection onto the vocabulary (a third of a small decoder's work) is
+        # made below, and only when log-probabilities are asked for, as the Hugging Face adapter does
+        feats, extra = model(src, batch.src_mask.sum(1), prev, features_only=True)
         if not logprobs:
             return None
-        # the decoder's logits come with every pass: the log-probabilities cost a logsumexp, not a pass
         if getattr(model.decoder, "adaptive_softmax", None) is not None:  # its own normalization
+            out = (model.decoder.output_layer(feats), extra)
             return label_logprobs(model.get_normalized_probs(out, log_probs=True), labels, batch.tgt_mask)
-        return label_logprobs(out[0], labels, batch.tgt_mask, normalized=False)
+        # the real target positions only (B x T -> N rows): the projection and the logsumexp over the vocabulary
+        # are the cost of a sentence score, and a padded position's would be thrown away
+        mask = batch.tgt_mask
+        logits = model.decoder.output_layer(feats[mask])  # (N, V)
+        got = label_logprobs(logits, labels[mask], torch.ones_like(labels[mask], dtype=torch.bool), normalized=False)
+        return got.new_zeros(labels.shape).masked_scatter(mask, got)
 
 
 # Hugging Face model types by LayerNorm placement (the BART layer layout: self_attn,
