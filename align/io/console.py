@@ -153,11 +153,26 @@ def _say(prog: str, message: str) -> int:
     return 1
 
 
+def _exit_status(code: object) -> int:
+    """The status ``sys.exit(code)`` would give the process: None 0, an int itself, anything else (a message,
+    printed on standard error as Python does) 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    try:
+        print(code, file=sys.stderr)
+    except OSError:
+        pass
+    return 1
+
+
 def console_main(prog: str) -> Callable[[Main], Main]:
     """Wrap a console script's ``main(argv) -> int``: a reader that closes the pipe early (``| head -1``), even
     after the last write, ends it with one line and status 1, so do a full disk (``> /dev/full``) and a closed
     standard output (``>&-``) once something is written to it; names or text with undecodable bytes are
-    printed escaped (``\\udcff``) instead of raising UnicodeEncodeError."""
+    printed escaped (``\\udcff``) instead of raising UnicodeEncodeError; a usage error or ``--help`` (argparse's
+    SystemExit) is returned as its status (2, 0), not raised, as ``main(argv) -> int`` promises."""
 
     def wrap(main: Main) -> Main:
         @functools.wraps(main)
@@ -181,6 +196,12 @@ def console_main(prog: str) -> Callable[[Main], Main]:
                 if code == 0 and guard.wrote and reader_left_output_unread(out):
                     raise BrokenPipeError
                 return code
+            except SystemExit as e:  # argparse's usage errors (2) and --help (0): main(argv) returns its status
+                try:
+                    guard.flush()
+                except BrokenPipeError:
+                    return _say(prog, "standard output was closed before everything was written (broken pipe)")
+                return _exit_status(e.code)
             except BrokenPipeError:
                 return _say(prog, "standard output was closed before everything was written (broken pipe)")
             except StdoutError as e:

@@ -134,9 +134,8 @@ def test_a_rollout_in_a_blend_still_carries_its_state_from_layer_0():
     ],
 )
 def test_usage_errors(out, tmp_path, capsys, extra, message):
-    with pytest.raises(SystemExit) as e:
-        run("--model", DEEN, "--input", str(out / "p.txt"), "--out", str(tmp_path / "o"), *extra)
-    assert e.value.code == 2 and message in capsys.readouterr().err
+    code = run("--model", DEEN, "--input", str(out / "p.txt"), "--out", str(tmp_path / "o"), *extra)
+    assert code == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
 
@@ -147,18 +146,16 @@ def test_blend_errors_come_before_the_model_loads(out, tmp_path, capsys):
         (["--out", str(tmp_path / "o"), "--blend", "alti-awi-layer0"], "two or more different settings"),
         (["--methods", "norm", "--layers", "1", "--blend", BLEND], "--blend needs --out"),
     ):
-        with pytest.raises(SystemExit) as e:
-            run("--model", no_model, "--input", str(out / "p.txt"), *extra)
-        assert e.value.code == 2 and message in capsys.readouterr().err
+        code = run("--model", no_model, "--input", str(out / "p.txt"), *extra)
+        assert code == 2 and message in capsys.readouterr().err
 
 
 def test_a_blend_too_long_for_a_file_name_is_refused(out, tmp_path, capsys):
     settings = [f"{m}-{s}-layer{la}" for m in ("value-zeroing", "attn-res-ln") for s in ("awi", "awo") for la in (0, 1)]
-    with pytest.raises(SystemExit) as e:
-        run("--model", DEEN, "--reverse-model", ENDE, "--input", str(out / "p.txt"), "--out", str(tmp_path / "o"),
-            "--blend", "+".join(settings), "--save-scores", "--combine", "gmean:threshold")  # fmt: skip
+    code = run("--model", DEEN, "--reverse-model", ENDE, "--input", str(out / "p.txt"), "--out", str(tmp_path / "o"),
+               "--blend", "+".join(settings), "--save-scores", "--combine", "gmean:threshold")  # fmt: skip
     err = capsys.readouterr().err
-    assert e.value.code == 2 and "characters; at most 200 fit (blend fewer settings)" in err
+    assert code == 2 and "characters; at most 200 fit (blend fewer settings)" in err
     assert "layer1.gmean-threshold.align' of 213 characters" in err and not (tmp_path / "o").exists()
 
 

@@ -120,9 +120,8 @@ def test_usage_errors_exit_2(pairs_file):
         ["--reverse-alignment-layer", "L"],  # the reverse model's layer, without a reverse model
         ["-l", "fr-en"],  # -l reads a named set the other way; there is none
     ):
-        with pytest.raises(SystemExit) as e:
-            run("--model", MODEL, "--input", pairs_file, *args)
-        assert e.value.code == 2, args
+        code = run("--model", MODEL, "--input", pairs_file, *args)
+        assert code == 2, args
 
 
 def test_merge_refuses_overlap(tmp_path):
@@ -336,9 +335,8 @@ def test_shard_auto_from_slurm_variables_equals_one_process(pairs_file, tmp_path
 def test_shard_auto_without_a_launcher_is_a_usage_error(pairs_file, monkeypatch):
     for v in ("RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT"):
         monkeypatch.delenv(v, raising=False)
-    with pytest.raises(SystemExit) as e:
-        run("--model", MODEL, "--input", pairs_file, "--out", "x", "--shard", "auto")
-    assert e.value.code == 2
+    code = run("--model", MODEL, "--input", pairs_file, "--out", "x", "--shard", "auto")
+    assert code == 2
 
 
 def test_torchrun_two_processes_byte_identical(pairs_file, tmp_path):
@@ -390,9 +388,8 @@ def test_named_test_set_is_the_same_input(tmp_path, capsys):
     ],
 )
 def test_named_test_set_usage(argv, message, capsys):
-    with pytest.raises(SystemExit) as e:
-        run("--model", MODEL, *argv)
-    assert e.value.code == 2 and message in capsys.readouterr().err
+    code = run("--model", MODEL, *argv)
+    assert code == 2 and message in capsys.readouterr().err
 
 
 def _launcher(monkeypatch, rank, world):
@@ -460,9 +457,8 @@ def test_a_lock_of_another_host_is_reported_with_exit_1(pairs_file, tmp_path, mo
 
 @pytest.mark.parametrize("shard", ["", " ", "0", "1/0", "a/b"])
 def test_a_bad_shard_is_a_usage_error(pairs_file, tmp_path, shard):
-    with pytest.raises(SystemExit) as e:
-        run("--model", MODEL, "--input", pairs_file, "--out", str(tmp_path / "o"), "--shard", shard)
-    assert e.value.code == 2
+    code = run("--model", MODEL, "--input", pairs_file, "--out", str(tmp_path / "o"), "--shard", shard)
+    assert code == 2
 
 
 def test_overwrite_never_deletes_the_input_or_files_of_the_user(pairs_file, tmp_path, capsys):

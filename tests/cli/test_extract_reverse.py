@@ -109,15 +109,13 @@ def test_a_reverse_model_of_the_same_direction_is_refused(both, tmp_path, capsys
     ],
 )
 def test_usage_errors(both, tmp_path, capsys, extra, message):
-    with pytest.raises(SystemExit) as e:
-        run("--model", DEEN, "--input", str(both / "p.txt"), "--out", str(tmp_path / "x"), *extra)
-    assert e.value.code == 2 and message in capsys.readouterr().err and not (tmp_path / "x").exists()
+    code = run("--model", DEEN, "--input", str(both / "p.txt"), "--out", str(tmp_path / "x"), *extra)
+    assert code == 2 and message in capsys.readouterr().err and not (tmp_path / "x").exists()
 
 
 def test_reverse_model_needs_out(both, capsys):
-    with pytest.raises(SystemExit) as e:
-        run("--model", DEEN, "--reverse-model", ENDE, "--input", str(both / "p.txt"))
-    assert e.value.code == 2 and "needs --out" in capsys.readouterr().err
+    code = run("--model", DEEN, "--reverse-model", ENDE, "--input", str(both / "p.txt"))
+    assert code == 2 and "needs --out" in capsys.readouterr().err
 
 
 def test_truncation_combines_the_words_both_models_kept(tmp_path, capsys):

@@ -42,9 +42,8 @@ def test_min_score(corpus, tmp_path, capsys):
 def test_usage_errors_exit_2(corpus, tmp_path, capsys, args, message):
     pairs, scores = corpus
     args = [str(scores) if a == "S" else a for a in args]
-    with pytest.raises(SystemExit) as e:
-        main([str(pairs), "--out", str(tmp_path / "out"), *args])
-    assert e.value.code == 2 and message in capsys.readouterr().err.replace("\n", " ").replace("  ", " ")
+    code = main([str(pairs), "--out", str(tmp_path / "out"), *args])
+    assert code == 2 and message in capsys.readouterr().err.replace("\n", " ").replace("  ", " ")
 
 
 def test_scores_of_another_input_write_nothing(corpus, tmp_path, capsys):
@@ -110,9 +109,8 @@ def test_the_input_from_standard_input_with_a_scores_file(corpus, tmp_path, caps
     ],
 )
 def test_standard_input_twice_is_a_usage_error(tmp_path, capsys, argv, message):
-    with pytest.raises(SystemExit) as e:
-        main([*argv, "--min-score", "0.5", "--out", str(tmp_path / "out")])
-    assert e.value.code == 2 and message in capsys.readouterr().err
+    code = main([*argv, "--min-score", "0.5", "--out", str(tmp_path / "out")])
+    assert code == 2 and message in capsys.readouterr().err
 
 
 def test_scores_of_another_input_of_as_many_lines_are_refused_by_their_manifest(corpus, tmp_path, capsys):

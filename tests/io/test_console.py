@@ -67,3 +67,27 @@ def test_arguments_that_are_not_utf8_are_shown_not_a_crash(files):
 
 def test_clean_text_replaces_what_utf8_cannot_encode():
     assert clean_text("a\udcffb\ud800") == "a\ufffdb\ufffd" and clean_text("é ok") == "é ok"
+
+
+COMMANDS = [
+    "align.cli.extract",
+    "align.cli.calibrate",
+    "align.cli.filter",
+    "align.cli.train",
+    "align.cli.merge",
+    "align.cli.symmetrize",
+    "eval.cli",
+    "eval.view",
+]
+
+
+@pytest.mark.parametrize("module", COMMANDS)
+def test_main_returns_the_status_of_help_and_of_a_usage_error(module, capsys):
+    # main(argv) -> int: argparse's exits (0 for --help, 2 for an unknown flag) are returned, never raised
+    import importlib
+
+    main = importlib.import_module(module).main
+    assert main(["--help"]) == 0
+    assert "usage:" in capsys.readouterr().out
+    assert main(["--no-such-flag"]) == 2
+    assert "error:" in capsys.readouterr().err  # a required argument missing, or the flag unrecognized
