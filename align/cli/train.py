@@ -13,29 +13,17 @@ Exit status: 0 ok, 1 bad input (``file:line: ...``) or model, 2 usage.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
-from typing import Any
 
 from .. import __version__
+from ..extraction.layer_training import TEACHER_COMBINE, TrainOptions, read_corpus, read_teacher, train_layers
 from ..io.console import console_main
 from .common import empty_flag, number_in, quiet_frameworks, run_naming_extras
-
-TEACHER_COMBINE = "gmean:threshold"
-"""The combination of the teacher's two directions: align-extract's soft default (chosen on held-out RWTH halves,
-benchmarks/results/bidirectional_rwth.md)."""
-
-
-def teacher_blend(n_layers: int) -> str:
-    """The teacher setting in each direction: the blend of the shipped defaults (a layer-0 AWI setting and the last
-    layer's attention AWO, chosen on held-out halves, benchmarks/results/bidirectional_*.md)."""
-    return f"alti-awi-layer0+attn-awo-layer{n_layers - 1}"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,13 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="Pharaoh links of --input to learn (0-based src-tgt, one line per pair) instead of aligning it first",
     )
-    ap.add_argument("--teacher", help="the blend or setting the teacher uses in each direction "
+    ap.add_argument("--teacher", type=_teacher_name, help="the blend or setting the teacher uses in each direction "
                     "(default alti-awi-layer0+attn-awo-layerLAST)")  # fmt: skip
-    ap.add_argument(
-        "--combine",
-        default=TEACHER_COMBINE,
-        help=f"how the teacher combines the directions (default {TEACHER_COMBINE})",
-    )
+    ap.add_argument("--combine", help=f"how the teacher combines the directions (default {TEACHER_COMBINE})")
     ap.add_argument(
         "--layer", type=int, help="the decoder layer whose states the alignment layer reads (default: the middle one)"
     )
@@ -97,6 +81,17 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _teacher_name(text: str) -> str:
+    """An argparse ``type``: a setting or blend name (``align.spec.setting.parse``), else a usage error."""
+    from ..spec.setting import parse
+
+    try:
+        parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
 @console_main("align-train")
 def main(argv: Sequence[str] | None = None) -> int:
     """align-train: see the module docstring; exit 0 ok, 1 bad input or model, 2 usage."""
@@ -113,6 +108,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         ap.error("--reverse-out needs --reverse-model")
     if not args.reverse_model and not args.teacher_links:
         ap.error("give --reverse-model (the teacher combines both directions) or --teacher-links FILE")
+    if args.teacher_links and (args.teacher or args.combine):
+        ap.error("--teacher and --combine say how the corpus is aligned; with --teacher-links it is not")
+    args.combine = args.combine or TEACHER_COMBINE
     if args.input == "-":
         ap.error("the corpus is read twice (the teacher, then the training): give a file, not standard input")
     quiet_frameworks()
@@ -138,15 +136,15 @@ def _main(argv: Sequence[str] | None = None) -> int:
     try:
         _check_out(outs, args.overwrite)
         # the corpus and the teacher file first: a bad line is found before any folder or model
-        pairs, corpus = _read_corpus(args.input)
-        links = _read_teacher(args.teacher_links, pairs) if args.teacher_links else None
+        pairs, corpus = read_corpus(args.input)
+        links = read_teacher(args.teacher_links, pairs) if args.teacher_links else None
         with ExitStack() as stack:
             try:
                 for folder, _ in outs:
                     new = [d for d in (folder, os.path.join(folder, "train")) if not os.path.isdir(d)]
                     stack.callback(lock_folder(folder).close)
                     made += new  # only once locked: a run that lost the lock must not remove the winner's folders
-                result = _train(args, outs, pairs, corpus, links)
+                result = train_layers(TrainOptions.of(args), outs, pairs, corpus, links)
             except BaseException:
                 _remove_empty(made)  # while the locks are held: no other run locks a file about to be removed
                 raise
@@ -187,17 +185,6 @@ def _remove_empty(made: list[str]) -> None:
             pass  # not empty: something worth keeping (the teacher's links, a checkpoint)
 
 
-def _read_corpus(path: str) -> tuple[list[tuple[list[str], list[str]]], dict[str, Any]]:
-    """The pairs of the corpus (InputError ``file:line`` on a bad one) and what a layer records of it."""
-    from ..io.inputs import PairReader
-
-    reader = PairReader(path)
-    pairs: list[tuple[list[str], list[str]]] = [(s, t or []) for _, s, t in reader]  # a target always
-    if not pairs:
-        raise ValueError(f"{path}: no pairs; expected 'source ||| target' lines")
-    return pairs, {"file": os.path.basename(path), "sha256": reader.sha256, "pairs": len(pairs)}
-
-
 def _check_out(outs: list[tuple[str, str]], overwrite: bool) -> None:
     """FileExistsError when a folder holds a finished layer and --overwrite is not given; a pair stored half (a run
     stopped between storing the two layers) says so."""
@@ -213,286 +200,6 @@ def _check_out(outs: list[tuple[str, str]], overwrite: bool) -> None:
             "the two); --overwrite resumes it and stores both"
         )
     raise FileExistsError(f"{done[0]}: a trained alignment layer is already there; --overwrite replaces it")
-
-
-def _teacher_flags(args: argparse.Namespace, dest: str | None, blend: str) -> Any:
-    from ..extraction.plan import Flags
-    from ..spec.setting import Blend
-
-    first = Blend.parse(blend).parts[0] if "+" in blend else None
-    method, layer, shift = (first.method, first.layer, first.shift) if first else _setting_of(blend)
-    return Flags(
-        model=args.model,
-        input=args.input,
-        out=dest,
-        overwrite=True,
-        methods=method,
-        layers=str(layer),
-        shifts=shift,
-        blend=blend if "+" in blend else None,
-        reverse_model=args.reverse_model,
-        combine=args.combine if args.reverse_model else None,
-        batch_size=args.batch_size,
-        device=args.device,
-        truncate=args.truncate,
-        lowercase=args.lowercase,
-        src_lang=args.src_lang,
-        tgt_lang=args.tgt_lang,
-        framework=args.framework,
-        trust_checkpoint=args.trust_checkpoint,
-        progress=args.progress,
-    )
-
-
-def _setting_of(name: str) -> tuple[str, int, str]:
-    from ..spec.setting import Setting
-
-    s = Setting.parse(name)
-    return s.method, s.layer, s.shift
-
-
-def _train(
-    args: argparse.Namespace,
-    outs: list[tuple[str, str]],
-    pairs: list[tuple[list[str], list[str]]],
-    corpus: dict[str, Any],
-    links: list[list[tuple[int, int]]] | None,
-) -> dict[str, Any]:
-    """Align the corpus (unless ``links``, --teacher-links, are given), train each model's layer, then store them
-    all (none is stored before every one is trained: a run interrupted in the second resumes, flags unchanged)."""
-    from ..attribution.methods import METHODS
-    from ..extraction.alignment_layer import model_fields, save
-    from ..extraction.loading import UsageError
-    from ..extraction.plan import check_flags
-    from ..extraction.prepare import build_plan
-    from ..spec.signature import model_key
-
-    with ExitStack() as stack:
-        # the models loaded and checked against each other as align-extract does (nothing is written here)
-        probe = _teacher_flags(args, os.path.join(outs[0][0], "train", "teacher"), "attn-awi-layer0")
-        try:
-            checked = check_flags(probe, METHODS)
-        except ValueError as e:
-            raise UsageError(str(e)) from None
-        plan, notes = build_plan(probe, checked, stack)  # loads and checks the models (and the reverse one)
-        for line in notes:
-            print(f"align-train: {line}", file=sys.stderr)
-        aligner = plan.aligner
-        reverse = plan.reverse[0] if plan.reverse else None
-        n_layers = aligner.n_layers
-        layer = n_layers // 2 if args.layer is None else args.layer
-        if not 0 <= layer < n_layers:
-            raise UsageError(f"--layer {layer}: the decoder has layers 0..{n_layers - 1}")
-        if reverse is not None and not 0 <= layer < reverse.n_layers:
-            raise UsageError(f"--layer {layer}: the reverse model's decoder has layers 0..{reverse.n_layers - 1}")
-        blend = args.teacher or teacher_blend(min(n_layers, reverse.n_layers if reverse else n_layers))
-        todo = [(aligner, outs[0][0], False)] + ([(reverse, outs[1][0], True)] if reverse is not None else [])
-        # every pair through both models' tokenizers first: a line they cannot read (a word SentencePiece leaves
-        # no piece for, a side too long without --truncate) is found before the teacher's long pass, not after
-        encoded = [_encode_all(args, model, pairs, turned) for model, _, turned in todo]
-        fields = [model_fields(model) for model, _, _ in todo]  # the tokenizer probed once per model
-        if links is not None:
-            teacher: dict[str, Any] = {"file": os.path.basename(args.teacher_links)}
-        else:
-            # what makes the teacher's links: each model (not how it was named), its languages and tokenizer
-            models = [{**model_key(f["identity"]), "languages": f["languages"],
-                       "tokenizer_sha256": f["tokenizer_sha256"]} for f in fields]  # fmt: skip
-            loaded = (aligner, reverse)
-            links, teacher = _run_teacher(args, outs[0][0], blend, corpus, models + [aligner.preprocessing()], loaded)
-            if len(links) != len(pairs):
-                raise ValueError(f"the teacher's links have {len(links)} lines for {len(pairs)} pairs")
-        teacher["sha256"] = hashlib.sha256(json.dumps(links).encode()).hexdigest()
-        # every folder's checkpoint checked before any layer trains: one of another run is refused first
-        ready = []
-        for (model, folder, turned), codes, f in zip(todo, encoded, fields):
-            model_links = [[(b, a) for a, b in ls] for ls in links] if turned else links
-            ready.append(_prepare_one(args, model, f, folder, layer, codes, model_links, corpus, teacher))
-        trained = [(r.folder, *_train_one(args, r)) for r in ready]
-        for folder, head, config, _ in trained:
-            save(folder, head, config)
-    return {"pairs": len(pairs), "layers": [t[3] for t in trained], "teacher": teacher, "version": __version__}
-
-
-def _read_teacher(path: str, pairs: list[tuple[list[str], list[str]]]) -> list[list[tuple[int, int]]]:
-    """The --teacher-links file: one line per pair, every link inside its pair's words (file:line otherwise)."""
-    from ..io.formats import read_alignments
-    from ..io.inputs import InputError
-
-    al = read_alignments(path)
-    if len(al) != len(pairs):
-        raise InputError(path, None, f"{len(al)} lines; expected {len(pairs)}, one per pair of the input")
-    out = al.to_lists()
-    for k, (ls, (s, t)) in enumerate(zip(out, pairs)):
-        for a, b in ls:
-            if a >= len(s) or b >= len(t):
-                raise InputError(
-                    path, k + 1, f"link {a}-{b} (0-based) but the pair has {len(s)} source and {len(t)} target words"
-                )
-    return [[(int(a), int(b)) for a, b in ls] for ls in out]
-
-
-def _run_teacher(
-    args: argparse.Namespace,
-    folder: str,
-    blend: str,
-    corpus: dict[str, Any],
-    models: list[Any],
-    loaded: tuple[Any, Any],
-) -> tuple[list[list[tuple[int, int]]], dict[str, Any]]:
-    """The models' own combined links of the corpus (align-extract into ``folder/train/teacher``, with ``loaded``,
-    the (aligner, reverse) already loaded), reused when an earlier run of the same corpus, models (``models``:
-    their identities and preprocessing) and teacher finished them."""
-    from ..attribution.methods import METHODS
-    from ..extraction.plan import check_flags
-    from ..extraction.prepare import build_plan
-    from ..extraction.run import extract
-    from ..io.atomic import write_text_atomic
-    from ..io.formats import read_alignments
-    from ..spec.setting import combined_file
-
-    dest = os.path.join(folder, "train", "teacher")
-    name = combined_file(blend + ".align", args.combine)
-    done = os.path.join(folder, "train", "teacher.json")
-    want = {"corpus_sha256": corpus["sha256"], "blend": blend, "combine": args.combine, "models": models,
-            "truncate": args.truncate}  # fmt: skip
-    reuse = False
-    if os.path.isfile(done):
-        with open(done, encoding="utf-8") as f:
-            had = json.load(f).get("want") or {}
-        reuse = had == want and os.path.isfile(os.path.join(dest, name))
-        other = any(had.get(k) != want[k] for k in ("corpus_sha256", "blend", "combine"))  # links surely differ
-        if other and not args.overwrite and os.path.isfile(os.path.join(folder, "train", "checkpoint_last.pt")):
-            # refused before the long pass that would replace that run's teacher, not after it
-            raise ValueError(
-                f"{os.path.join(folder, 'train')}: a checkpoint of another training (its teacher was aligned from "
-                "another corpus or with another teacher setting); give another --out, or --overwrite to start again"
-            )
-    if not reuse:
-        print(
-            f"align-train: aligning the corpus with both models ({blend}, {args.combine}): the teacher", file=sys.stderr
-        )
-        flags = _teacher_flags(args, dest, blend)
-        with ExitStack() as stack:
-            plan, _ = build_plan(flags, check_flags(flags, METHODS), stack, loaded)
-            stats = extract(plan)
-        write_text_atomic(done, json.dumps({"want": want, "signature": stats["signature"]}, indent=1) + "\n")
-    links = [[(int(a), int(b)) for a, b in ls] for ls in read_alignments(os.path.join(dest, name)).to_lists()]
-    return links, {"blend": blend, "combine": args.combine}
-
-
-def _encode_all(
-    args: argparse.Namespace, aligner: Any, pairs: Sequence[tuple[list[str], list[str]]], turned: bool
-) -> list[tuple[Any, Any]]:
-    """Each pair's (source, target) encoding by ``aligner`` (turned round for the reverse model); the first pair it
-    cannot encode is an error naming the corpus file and line."""
-    note = " (turned round for the reverse model: its source is the pair's target)" if turned else ""
-    out = []
-    for k, (s, t) in enumerate(pairs):
-        a, b = (t, s) if turned else (s, t)
-        out.append(aligner.encode_pair(a, b, k, f"{args.input}:{k + 1}{note}", truncate=args.truncate))
-    return out
-
-
-@dataclass
-class _Prepared:
-    """One model's layer, ready to train: its state (resumed when a checkpoint of the same run is there)."""
-
-    aligner: Any
-    folder: str
-    layer: int
-    examples: list[Any]
-    state: Any
-    fingerprint: str
-    fields: dict[str, Any]
-    training: dict[str, Any]
-    corpus: dict[str, Any]
-    teacher: dict[str, Any]
-    truncated: int
-    resumed: bool
-    total: int  # the steps of the whole run (epochs x batches)
-
-
-def _prepare_one(
-    args: argparse.Namespace,
-    aligner: Any,
-    fields: dict[str, Any],
-    folder: str,
-    layer: int,
-    encoded: Sequence[tuple[Any, Any]],
-    links: Sequence[Sequence[tuple[int, int]]],
-    corpus: dict[str, Any],
-    teacher: dict[str, Any],
-) -> _Prepared:
-    """One model's examples and training state (``fields``: its :func:`model_fields`), resumed from ``folder``'s
-    checkpoint of the same run (one of another run: ValueError, or with --overwrite a fresh start)."""
-    from ..attribution.learned import HeadShape
-    from ..extraction.train_layer import Example, load_checkpoint, n_steps, new_state, target_rows
-    from ..spec.signature import model_key
-
-    examples = []
-    truncated = 0
-    for (se, te), ls in zip(encoded, links):
-        truncated += bool(se.dropped or te.dropped)
-        rows, dist = target_rows(se, te, ls, "awi")
-        examples.append(Example.of(se.ids, te.ids, rows, dist))
-    sites = aligner.adapter.decoder_layers(aligner.model)
-    dim = int(sites[layer].cross.attn.q_proj.weight.shape[1])
-    shape = HeadShape(layer, dim, aligner.n_heads, "awi")
-    device = next(aligner.model.parameters()).device
-    state = new_state(shape, sites[layer].cross.attn, args.lr, device)
-    training = {"epochs": args.epochs, "lr": args.lr, "batch_size": args.batch_size, "seed": args.seed,
-                "optimizer": "adam", "loss": "cross-entropy to the teacher's rows (awi)"}  # fmt: skip
-    key = {**fields, "identity": model_key(fields["identity"])}  # the model, however it was named
-    fingerprint = hashlib.sha256(
-        json.dumps([key, corpus["sha256"], teacher["sha256"], shape.__dict__, training], sort_keys=True).encode()
-    ).hexdigest()
-    total = n_steps(examples, args.batch_size, args.epochs)
-    if total == 0:
-        raise ValueError(f"{args.input}: no pair has a teacher link the model can read; nothing to train on")
-    resumed = load_checkpoint(folder, state, fingerprint, discard_other=args.overwrite)
-    return _Prepared(aligner, folder, layer, examples, state, fingerprint, fields, training, corpus, teacher,
-                     truncated, resumed, total)  # fmt: skip
-
-
-def _train_one(args: argparse.Namespace, p: _Prepared) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-    """Train one model's alignment layer: the head, the config to store with it, and its summary."""
-    from ..extraction.train_layer import train_head
-
-    state = p.state
-    model_name = os.path.basename(os.path.normpath(str(p.aligner.identity().get("path") or p.folder)))
-    bar = _bar(args, p.total, state.step, model_name)
-    try:
-        train_head(p.aligner, p.examples, p.folder, state, p.fingerprint, args.epochs, args.batch_size, args.seed,
-                   args.checkpoint_every, bar)  # fmt: skip
-    finally:
-        if bar is not None:
-            bar.close()
-    losses = state.losses or [(state.step, 0.0)]
-    config = {
-        "model": p.fields,
-        "corpus": p.corpus,
-        "teacher": p.teacher,
-        "training": {**p.training, "steps": state.step, "truncated_pairs": p.truncated, "losses": losses},
-        "trained_with": f"align-train {__version__}",
-    }
-    summary = {
-        "folder": p.folder,
-        "layer": p.layer,
-        "steps": state.step,
-        "resumed": p.resumed,
-        "loss_first": losses[0][1],
-        "loss_last": losses[-1][1],
-    }
-    return state.head, config, summary
-
-
-def _bar(args: argparse.Namespace, total: int, done: int, name: str) -> Any:
-    show = args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())
-    if not show:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=done, desc=f"training {name}'s alignment layer", unit="step")
 
 
 if __name__ == "__main__":

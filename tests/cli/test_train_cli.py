@@ -128,7 +128,7 @@ def test_a_bad_corpus_line_is_named_and_nothing_is_written(tmp_path, capsys):
 def test_a_line_the_tokenizer_cannot_read_is_named_before_the_teacher_runs(tmp_path, capsys, monkeypatch, side):
     # a word SentencePiece leaves no piece for (U+200B) on line 3, on either side: named with its file, line and
     # side (the forward model encodes both sides first), before any teacher pass
-    import align.cli.train as T
+    import align.extraction.layer_training as T
 
     monkeypatch.setattr(T, "_run_teacher", lambda *a, **k: pytest.fail("the teacher ran"))
     bad = ("the \u200b house", "la maison") if side == "source" else ("the house", "la \u200b maison")
@@ -172,12 +172,10 @@ def test_two_trainings_into_one_folder(tmp_path, capsys):
 
 
 def test_usage_errors_exit_2(tmp_path):
-    with pytest.raises(SystemExit) as e:
-        train("--model", ENFR, "--input", str(tmp_path / "p.txt"))
-    assert e.value.code == 2
-    with pytest.raises(SystemExit) as e:
-        train("--model", ENFR, "--input", "x", "--teacher-links", "t", "--epochs", "0")
-    assert e.value.code == 2
+    code = train("--model", ENFR, "--input", str(tmp_path / "p.txt"))
+    assert code == 2
+    code = train("--model", ENFR, "--input", "x", "--teacher-links", "t", "--epochs", "0")
+    assert code == 2
 
 
 def test_a_calibration_of_the_learned_method_reads_the_layer(trained, tmp_path):
@@ -235,9 +233,8 @@ def test_interrupted_in_the_reverse_model_it_resumes_and_overwrite_starts_again(
 
 def test_the_models_own_folder_is_refused_as_out(tmp_path, capsys):
     # the layer's files in the model's folder would change the folder's sha256: the layer would refuse its own model
-    with pytest.raises(SystemExit) as e:
-        train("--model", ENFR, "--input", "p.txt", "--teacher-links", "t.align", "--out", ENFR)
-    assert e.value.code == 2 and "is the model's own folder" in capsys.readouterr().err
+    code = train("--model", ENFR, "--input", "p.txt", "--teacher-links", "t.align", "--out", ENFR)
+    assert code == 2 and "is the model's own folder" in capsys.readouterr().err
 
 
 def test_a_pair_stored_half_says_so(tmp_path, capsys):
@@ -272,3 +269,17 @@ def test_a_checkpoint_of_another_run_is_refused_before_the_teacher_runs(tmp_path
     err = capsys.readouterr().err
     assert code == 1 and "a checkpoint of another training (its teacher was aligned from another corpus" in err
     assert (train_dir / "teacher.json").read_text() == json.dumps({"want": {"corpus_sha256": "another corpus"}})
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--teacher", "bogus"], "argument --teacher: 'bogus' is not a setting"),
+        (["--teacher-links", "t.align", "--teacher", "norm-awi-layer0"], "with --teacher-links it is not"),
+        (["--teacher-links", "t.align", "--combine", "intersect"], "with --teacher-links it is not"),
+    ],
+)
+def test_teacher_flags_that_cannot_apply_are_usage_errors(capsys, extra, message):
+    # found by argparse, before any file or model is read: exit 2
+    assert train("--model", ENFR, "--input", "p.txt", *extra) == 2
+    assert message in capsys.readouterr().err
