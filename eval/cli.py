@@ -27,12 +27,13 @@ from align.io.atomic import write_text_atomic
 from align.io.console import clean_text, console_main
 from align.io.errors import AlignmentFormatError
 from align.io.formats import FORMATS, AlignmentStream, TextLengthStream, raise_count_mismatch
-from align.io.lines import BLOCK_LINES, read_lines
+from align.io.lines import BLOCK_LINES, read_lines, strip_compression
 from align.io.text import read_wpt_text
 from align.links.alignments import Alignments
 from align.spec.setting import Setting, is_blend
 
 from .metrics import MIN_SENTENCES, SentenceCounts, bootstrap_ci, count_matches, paired_bootstrap, rates, score_totals
+from .provenance import check_hypothesis_set
 
 HYP_GROUP = 128
 """Hypothesis files open at once; the gold is read once per group (once in all when it is stdin)."""
@@ -360,6 +361,9 @@ def evaluate(
         split_files(args)
     if testset is None:
         testset = load_testset(args, {"--text": args.text})
+    if testset is not None:  # a run's file of another set or direction: its manifest says so
+        for path in args.hyps:
+            check_hypothesis_set(path, testset.name, testset.pair, args.reverse_hyp)
     # with -t a NAACL hypothesis is numbered as the set's own NAACL files are (WPT 2005: snum 26...)
     ids = testset.ids if testset is not None else (_read_ids(args.naacl_ids) if args.naacl_ids else None)
     keep = bool(args.bootstrap or args.paired_bootstrap or args.per_sentence)
@@ -474,8 +478,8 @@ def plot_heatmap(results: list[dict[str, Any]], path: str) -> None:
 
     cells: dict[str, dict[int, float]] = {}
     for r in results:
-        name = os.path.basename(r["hyp"])
-        for ext in (".gz", ".align", ".pharaoh", ".talp", ".txt"):
+        name = strip_compression(os.path.basename(r["hyp"]))
+        for ext in (".align", ".pharaoh", ".talp", ".txt"):
             name = name[: -len(ext)] if name.endswith(ext) else name
         row, col = heatmap_cell(name)
         cells.setdefault(row, {})[col] = r["aer"]

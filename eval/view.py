@@ -37,12 +37,14 @@ from align.io.atomic import write_text_atomic
 from align.io.console import clean_text, console_main
 from align.io.errors import AlignmentFormatError, LineCountError
 from align.io.formats import read_alignments
+from align.io.lines import strip_compression
 from align.io.softscores import SUFFIX as SCORES_SUFFIX, iter_scores_meta, quantize_scores
 from align.io.text import check_links_in_range, read_text_pairs
 from align.links.alignments import Alignments
 
 from .cli import UsageError, _read_ids, add_format_args, add_testset_args, load_testset, parse_flags, signature
 from .metrics import count_matches, rates, score_counts
+from .provenance import check_hypothesis_set
 
 TEMPLATE = "view_template.html"
 """The page's HTML, CSS and JS (package data of ``eval``), with ``{{TITLE}}`` and ``{{DATA}}`` slots."""
@@ -60,9 +62,9 @@ def embed_json(obj: Any) -> str:
 
 
 def default_name(path: str, suffix: str = ".align") -> str:
-    """A hypothesis' name from its file name: ``dump/norm-awi-layer1.align.gz`` -> ``norm-awi-layer1``."""
-    name = os.path.basename(str(path))
-    name = name[:-3] if name.endswith(".gz") else name
+    """A hypothesis' name from its file name: ``dump/norm-awi-layer1.align.gz`` (or ``.xz``, ``.zst``) ->
+    ``norm-awi-layer1``."""
+    name = strip_compression(os.path.basename(str(path)))
     return name[: -len(suffix)] if name.endswith(suffix) and len(name) > len(suffix) else name
 
 
@@ -361,6 +363,11 @@ def load(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         gold = read(args.gold, args.gold_format or "talp", args.gold_base, args.reverse_gold)
     if gold is not None and args.all_sure:
         gold = gold.all_sure()
+    if testset is not None:  # a run's file of another set or direction: its manifest says so
+        for path in hyp_paths.values():
+            check_hypothesis_set(path, testset.name, testset.pair, args.reverse_hyp)
+        for path in [*score_paths.values(), *([args.sentence_scores] if args.sentence_scores else [])]:
+            check_hypothesis_set(path, testset.name, testset.pair)
     hyps = {name: read(path, args.hyp_format, args.hyp_base, args.reverse_hyp) for name, path in hyp_paths.items()}
     soft = {name: _read_soft(path, pairs, text_name) for name, path in score_paths.items()}
     sent = None

@@ -111,7 +111,7 @@ def _check_scored_input(scores_path: str, input_sha256: str, input_path: str) ->
     """AlignmentFormatError when the run that wrote the scores (its ``manifest.json`` beside them, where there is
     one) read another input than ``input_path`` (its lines' sha256): scores of another corpus of as many lines
     would otherwise split this one by them."""
-    from ..extraction.shards import MANIFEST, recorded_signature
+    from ..io.manifest import MANIFEST, recorded_signature
 
     if scores_path == "-":
         return

@@ -24,21 +24,16 @@ from ..io.console import console_main
 from ..io.directions import combine_score_files, read_link_pair
 from ..io.errors import AlignmentFormatError
 from ..io.formats import write_alignments
+from ..io.lines import strip_compression
 from ..io.softscores import SUFFIX
 from ..links.combine import COMBINERS, DEFAULT_THRESHOLD, SOFT_DECODERS, check_combination, is_soft
 from ..links.symmetrize import SYMMETRIZERS, symmetrize_corpus
 
 __all__ = ["combine_score_files", "main"]
 
-_COMPRESSED = (".gz", ".xz", ".zst")
-
 
 def _is_scores_file(path: str) -> bool:
-    for ext in _COMPRESSED:
-        if path.endswith(ext):
-            path = path[: -len(ext)]
-            break
-    return path.endswith(SUFFIX)
+    return strip_compression(path).endswith(SUFFIX)
 
 
 def _parser() -> argparse.ArgumentParser:

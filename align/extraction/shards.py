@@ -20,12 +20,14 @@ import time
 from collections.abc import Iterator
 from typing import IO
 
-from ..spec.signature import differing
+from ..io.manifest import MANIFEST, recorded_signature
+from ..spec.signature import HOW_ASKED, differing
 from .outputs import OutputExistsError, _host, clean_stale, lock, publishing
 
 _SHARD = re.compile(r"^shard-(\d+)-of-(\d+)$")
 MERGED = "merged"
-MANIFEST = "manifest.json"
+MODEL_FIELDS = ("model", "reverse_model")
+"""The signature's fields that identify a model (:func:`align.spec.signature.model_key` compares them)."""
 
 
 class ShardError(ValueError):
@@ -198,6 +200,8 @@ def check_manifests(paths: dict[int, str]) -> list[dict]:
                 f"{paths[0]}: shards of different inputs"
             )
         diff = differing(first.get("signature") or {}, man.get("signature") or {})
+        # how a model was asked for (a Hub branch or the commit it resolves to) does not make another model
+        diff = [d for d in diff if d.rsplit(".", 1)[-1] not in HOW_ASKED or d.split(".")[0] not in MODEL_FIELDS]
         if diff:
             raise ShardError(
                 f"{paths[k]}: made by another run than {paths[0]}: {', '.join(diff)} differ"
@@ -281,18 +285,6 @@ def _merge_file(paths: dict[int, str], name: str, total: int, out: str) -> None:
     finally:
         for f in handles:
             f.close()
-
-
-def recorded_signature(folder: str) -> dict | None:
-    """The signature a run recorded in ``folder/manifest.json`` (None when there is none to read: no manifest,
-    or a file that is not a run's manifest)."""
-    try:
-        with open(os.path.join(folder, MANIFEST), encoding="utf-8") as f:
-            man = json.load(f)
-    except (OSError, ValueError):
-        return None
-    sig = man.get("signature") if isinstance(man, dict) else None
-    return sig if isinstance(sig, dict) else None
 
 
 def merged_signature(folder: str) -> dict | None:

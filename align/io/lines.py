@@ -10,7 +10,7 @@ import itertools
 import lzma
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any, cast
 
@@ -82,18 +82,31 @@ class _ZstdRaw(io.RawIOBase):
         super().close()
 
 
+COMPRESSED: dict[str, Callable[[str], IO[bytes]]] = {
+    ".gz": lambda path: cast(IO[bytes], gzip.open(path, "rb")),
+    ".xz": lambda path: cast(IO[bytes], lzma.open(path, "rb")),
+    ".zst": lambda path: io.BufferedReader(_ZstdRaw(path)),
+}
+"""Suffix -> opener of a compressed file, decompressed as it is read."""
+
+
+def strip_compression(name: str) -> str:
+    """``name`` without a compression suffix (:data:`COMPRESSED`): ``x.align.zst`` -> ``x.align``."""
+    for ext in COMPRESSED:
+        if name.endswith(ext):
+            return name[: -len(ext)]
+    return name
+
+
 def open_binary_input(path: str) -> IO[bytes]:
     """A file (``-``: standard input) opened for reading bytes; ``.gz``, ``.xz`` and ``.zst`` are
     decompressed as they are read (by suffix)."""
     path = str(path)
     if path == "-":
         return sys.stdin.buffer
-    if path.endswith(".gz"):
-        return cast(IO[bytes], gzip.open(path, "rb"))
-    if path.endswith(".xz"):
-        return lzma.open(path, "rb")
-    if path.endswith(".zst"):
-        return io.BufferedReader(_ZstdRaw(path))
+    for ext, opener in COMPRESSED.items():
+        if path.endswith(ext):
+            return opener(path)
     return open(path, "rb")
 
 

@@ -57,6 +57,21 @@ def test_shards_of_different_runs_are_refused_naming_the_field(tmp_path, field, 
     assert not (tmp_path / "merged").exists()
 
 
+def test_a_hub_model_asked_by_branch_or_by_commit_is_one_run(tmp_path):
+    # "main" and the commit it resolves to are one model (align.spec.signature.HOW_ASKED); another revision is not
+    asked = {"repo": "org/m", "revision": "abc123", "requested": "main"}
+    sig = {**SIG, "model": asked}
+    for k in range(2):
+        model = asked if k == 0 else {**asked, "requested": "abc123"}
+        write_shard(str(tmp_path / "x"), k, 2, 2, {"a.align": [(k, "0-0")]}, {**sig, "model": model})
+    assert merge(str(tmp_path / "x")) == (2, 2, ["a.align"])
+    for k in range(2):
+        model = asked if k == 0 else {**asked, "revision": "def456"}
+        write_shard(str(tmp_path / "y"), k, 2, 2, {"a.align": [(k, "0-0")]}, {**sig, "model": model})
+    with pytest.raises(ShardError, match=r"model\.revision differ"):
+        merge(str(tmp_path / "y"))
+
+
 def test_an_empty_shard_is_fine_and_an_empty_corpus_too(tmp_path):
     # 2 sentences in 3 shards: shard 2 has none
     for k in range(3):

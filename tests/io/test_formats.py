@@ -423,3 +423,14 @@ def test_a_truncated_zst_is_refused_never_read_short(tmp_path, share):
         read_lines(str(p))
     with pytest.raises(AlignmentFormatError, match="cut short"):
         read_alignments(str(p))
+
+
+def test_a_compression_suffix_is_stripped_from_a_name_whichever_it_is():
+    from align.io.lines import COMPRESSED, strip_compression
+    from eval.view import default_name
+
+    assert set(COMPRESSED) == {".gz", ".xz", ".zst"}
+    for ext in COMPRESSED:
+        assert strip_compression(f"d/norm-awi-layer1.align{ext}") == "d/norm-awi-layer1.align"
+        assert default_name(f"d/norm-awi-layer1.align{ext}") == "norm-awi-layer1"  # align-view's name for it
+    assert strip_compression("x.align") == "x.align" and strip_compression("x.gz.align") == "x.gz.align"
