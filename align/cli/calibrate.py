@@ -53,7 +53,7 @@ from ..io.formats import FORMATS, read_alignments
 from ..io.text import check_links_in_range, read_text_pairs
 from ..links.alignments import Alignments
 from ..spec.signature import identity_fields
-from .common import empty_flag, quiet_frameworks as _quiet, run_naming_extras
+from .common import empty_flag, number_in, quiet_frameworks as _quiet, run_naming_extras
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(1st, 3rd, ...) or even lines, the others held out and measured (default all)",
     )
     ap.add_argument("-o", "--out", required=True, help="the calibration file to write (JSON)")
-    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--batch-size", type=number_in(int, 1), default=32)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--framework", choices=list(LOADERS))
     ap.add_argument("--src-lang", help="source language code of multilingual tokenizers (NLLB: eng_Latn)")
@@ -240,14 +240,21 @@ def _load_models(args: argparse.Namespace, langs: tuple[str, str] | None) -> tup
         check_language_flags(reverse, args.tgt_lang, args.src_lang, args.reverse_model)
         if args.lowercase:
             reverse.lowercase = True
-    if langs is not None:
-        check_pair(aligner, langs, f"test set {args.test_set} ({langs[0]}-{langs[1]})", args.model)
+    unchecked = []  # what could not be checked (a model that declares no languages): said, as align-extract says it
+    named = f"test set {args.test_set} ({langs[0]}-{langs[1]})" if langs is not None else ""
+    if langs is not None and not check_pair(aligner, langs, named, args.model):
+        unchecked.append(f"{args.model}: its direction could not be checked against {named}")
     if reverse is not None:  # against the forward model first: its message is the one that says what is wrong
-        check_reverse(aligner, reverse, args.reverse_model)
+        if not check_reverse(aligner, reverse, args.reverse_model):
+            unchecked.append(f"{args.model} and {args.reverse_model}: their directions could not be checked against "
+                             "each other")  # fmt: skip
         check_same_preprocessing(aligner, reverse, args.reverse_model, args.model)
-        if langs is not None:
-            what = f"test set {args.test_set} ({langs[0]}-{langs[1]}) turned round"
-            check_pair(reverse, (langs[1], langs[0]), what, f"--reverse-model {args.reverse_model}")
+        if langs is not None and not check_pair(
+            reverse, (langs[1], langs[0]), f"{named} turned round", f"--reverse-model {args.reverse_model}"
+        ):
+            unchecked.append(f"{args.reverse_model}: its direction could not be checked against {named} turned round")
+    if unchecked:
+        print(f"align-calibrate: note: {'; '.join(unchecked)}", file=sys.stderr)
     if args.method == "learned":  # the layer each model trained for itself, checked against it
         attach_layer(aligner, args.model, args.alignment_layer, "")
         if reverse is not None:
@@ -301,6 +308,15 @@ def _main(argv: Sequence[str] | None = None) -> int:
         rspec = reverse.spec([args.method], [args.layer], [args.shift]) if reverse else None
     except ValueError as e:
         ap.error(str(e))
+    from ..extraction.direction import turned_round
+
+    # the files' direction asked of the model (a named set's was checked against the model's languages): a
+    # calibration fitted on pairs turned round would misjudge every pair of the right direction
+    for path, given in ((args.input, None if args.test_set else pairs), (args.sentence_pairs, spairs)):
+        why = turned_round(aligner, given, args.batch_size) if given else None
+        if why:
+            print(f"align-calibrate: {path}: {why}", file=sys.stderr)
+            return 1
     name = aligner.settings(spec)[0][0]
     fit, held = fold_indices(len(pairs), args.fit_on)
     models = _Models(aligner, spec, reverse, rspec, name, args.batch_size)

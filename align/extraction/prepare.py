@@ -55,7 +55,8 @@ def build_plan(
     calibrated, warning = None, None
     if flags.calibration:
         calibrated, warning = load_calibration(flags, aligner, spec, reverse, test_sig, cal)
-    if flags.sentence_scores and input_name is None and path != "-" and not flags.translate:
+    # a named set's direction is checked above; a pipe or standard input is read once, so it is not read ahead
+    if input_name is None and os.path.isfile(path) and not flags.translate:
         from .direction import check_file  # torch's (the engine): loaded only when a model is
 
         check_file(aligner, path, flags.batch_size)

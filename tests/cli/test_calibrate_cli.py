@@ -240,12 +240,10 @@ def test_calibration_of_another_model_or_setting(cal, gold_pairs, tmp_path, caps
     assert extract(*args, str(other)) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "fitted on model sha256='0000" in err and not (tmp_path / "o").exists()
-    with pytest.raises(SystemExit) as e:
-        extract(*args[:-2], "1", "--calibration", str(cal))
-    assert e.value.code == 2 and "does not compute that setting" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as e:
-        extract("--model", MODEL, "--input", "x", "--prob-threshold", "0.5")
-    assert e.value.code == 2
+    code = extract(*args[:-2], "1", "--calibration", str(cal))
+    assert code == 2 and "does not compute that setting" in capsys.readouterr().err
+    code = extract("--model", MODEL, "--input", "x", "--prob-threshold", "0.5")
+    assert code == 2
 
 
 def test_a_calibration_records_how_the_model_read_and_holds_for_that_only(cal, gold_pairs, tmp_path, capsys):
@@ -314,10 +312,9 @@ def test_a_tampered_calibration_is_refused_before_the_model_loads(
 )
 def test_a_calibration_of_another_level_or_heads_says_so(cal, gold_pairs, tmp_path, capsys, flags, message):
     args = ["--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--out", str(tmp_path / "o")]
-    with pytest.raises(SystemExit) as e:
-        extract(*args, "--methods", "norm", "--layers", "0", *flags, "--calibration", str(cal))
+    code = extract(*args, "--methods", "norm", "--layers", "0", *flags, "--calibration", str(cal))
     err = capsys.readouterr().err
-    assert e.value.code == 2 and f"--calibration {cal} {message}" in err and "--methods" not in err.splitlines()[-1]
+    assert code == 2 and f"--calibration {cal} {message}" in err and "--methods" not in err.splitlines()[-1]
 
 
 def test_too_few_links_is_one_line(gold_pairs, tmp_path, capsys):
@@ -404,9 +401,8 @@ def test_bidirectional_calibration_on_rwth(shared, tmp_path, capsys):
     assert len((tmp_path / "d" / "norm-awi-layer0.probs").read_text().splitlines()) == 40
     man = json.loads((tmp_path / "d" / "manifest.json").read_text())
     assert man["signature"]["settings"]["calibration"]["reverse_model"] == d["setting"]["reverse_model"]
-    with pytest.raises(SystemExit) as e:  # a bidirectional calibration without its reverse model
-        extract(*args, "--out", str(tmp_path / "e"))
-    assert e.value.code == 2 and "bidirectional" in capsys.readouterr().err
+    code = extract(*args, "--out", str(tmp_path / "e"))  # a bidirectional calibration without its reverse model
+    assert code == 2 and "bidirectional" in capsys.readouterr().err
     assert extract(*args, "--reverse-model", deen, "--out", str(tmp_path / "f")) == 1  # not the other direction
     assert "translates de->en; expected en->de" in capsys.readouterr().err and not (tmp_path / "f").exists()
     other = tmp_path / "ende-copy"  # the right direction, but not the model it was fitted with
@@ -512,7 +508,43 @@ def test_sentence_model_help_names_every_model_and_the_default():
     ],
 )
 def test_flags_that_would_be_ignored_are_usage_errors(gold_pairs, tmp_path, capsys, extra, message):
-    with pytest.raises(SystemExit) as e:
-        calibrate("--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--gold", str(gold_pairs / "gold.talp"),
-                  "--layer", "0", "-o", str(tmp_path / "c.json"), *extra)  # fmt: skip
-    assert e.value.code == 2 and message in capsys.readouterr().err
+    code = calibrate("--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--gold", str(gold_pairs / "gold.talp"),
+                     "--layer", "0", "-o", str(tmp_path / "c.json"), *extra)  # fmt: skip
+    assert code == 2 and message in capsys.readouterr().err
+
+
+def test_every_command_checks_a_files_direction_not_only_sentence_scores(cal, gold_pairs, tmp_path, capsys):
+    # links of a file turned round are all wrong without any error: align-extract refuses it with or without
+    # --sentence-scores, and align-calibrate refuses to fit on it (its gold turned round with it); the right
+    # direction passes
+    lines = (gold_pairs / "pairs.txt").read_text().splitlines()
+    turned = tmp_path / "turned.txt"
+    turned.write_text("".join(" ||| ".join(line.split(" ||| ")[::-1]) + "\n" for line in lines))
+    args = ["--model", MODEL, "--methods", "norm", "--layers", "0"]
+    assert extract(*args, "--input", str(turned), "--out", str(tmp_path / "a")) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{turned}: its first 60 pairs read as the other direction" in err
+    assert not (tmp_path / "a").exists()
+    assert extract(*args, "--input", str(gold_pairs / "pairs.txt"), "--out", str(tmp_path / "b")) == 0
+    code = calibrate("--model", MODEL, "--input", str(turned), "--gold", str(gold_pairs / "gold.talp"), "--reverse-gold",
+                     "--method", "norm", "--layer", "0", "-o", str(tmp_path / "c.json"))  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and f"align-calibrate: {turned}: its first 60 pairs read as the other direction" in err
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_what_could_not_be_checked_is_said_not_passed_over(monkeypatch, capsys):
+    # a model that declares no languages cannot be checked against the set: align-calibrate says so in a note, as
+    # align-extract does, instead of going on silently
+    import argparse
+
+    from align.cli.calibrate import _load_models
+    from fairseq_plugins.hub import NormAligner
+
+    monkeypatch.setattr(NormAligner, "languages", lambda self: (None, None))
+    args = argparse.Namespace(model=MODEL, framework=None, device="cpu", src_lang=None, tgt_lang=None,
+                              reverse_model=None, lowercase=False, test_set="hansards", method="norm")  # fmt: skip
+    _load_models(args, ("en", "fr"))
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "note: " in err
+    assert "its direction could not be checked against test set hansards (en-fr)" in err
