@@ -14,13 +14,14 @@ is checked with and without it). Exit 0 ok, 1 bad input, 2 usage.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from collections.abc import Sequence
 
 from .. import __version__
 from ..io.atomic import write_text_atomic
-from ..io.console import console_main
+from ..io.console import check_stdout_taken, console_main
 from ..io.directions import combine_score_files, read_link_pair
 from ..io.errors import AlignmentFormatError
 from ..io.formats import write_alignments
@@ -73,6 +74,12 @@ def _parser() -> argparse.ArgumentParser:
         "same line count are taken to describe the same sentences",
     )
     p.add_argument("-o", "--output", default="-", help="output file (default stdout)")
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="the summary line's format, on stderr (stdout may carry the links)",
+    )
     return p
 
 
@@ -118,9 +125,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
             lines = combine_score_files(args.method, args.forward, args.reverse, threshold, args.text)
             write_text_atomic(args.output, "".join(line + "\n" for line in lines))
+            sentences, links = len(lines), sum(len(line.split()) for line in lines)
         else:
             fwd, rev = read_link_pair(args.forward, args.reverse, args.reverse_target_first, args.text)
-            write_alignments(symmetrize_corpus(fwd, rev, args.method), args.output, "pharaoh")
+            combined = symmetrize_corpus(fwd, rev, args.method)
+            write_alignments(combined, args.output, "pharaoh")
+            sentences, links = len(combined), combined.n_links
     except (AlignmentFormatError, ValueError) as e:
         print(f"align-symmetrize: {e}", file=sys.stderr)
         return 1
@@ -133,6 +143,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    summary = {"sentences": sentences, "links": links, "method": args.method, "output": args.output}
+    if args.output == "-":
+        check_stdout_taken()  # a reader that left the links unread is told so, not given a summary of them
+    if args.format == "json":
+        print(json.dumps(summary), file=sys.stderr)
+    else:
+        where = "standard output" if args.output == "-" else args.output
+        print(f"align-symmetrize: {sentences} sentences, {links} links ({args.method}) -> {where}", file=sys.stderr)
     return 0
 
 

@@ -84,7 +84,8 @@ def test_a_closed_standard_output_is_fine_for_a_command_that_prints_nothing(fold
         cwd=folder,
         env=ENV,
     )
-    assert r.returncode == 0 and not r.stderr and out.read_text() == "0-0 1-1\n0-0\n1-0\n"
+    assert r.returncode == 0 and out.read_text() == "0-0 1-1\n0-0\n1-0\n"
+    assert r.stderr.decode().startswith("align-symmetrize: 3 sentences") and r.stderr.count(b"\n") == 1  # summary
 
 
 def test_a_closed_standard_error_never_sends_the_message_to_standard_output(folder):

@@ -23,6 +23,19 @@ def test_symmetrize_cli(tmp_path, capsys):
     assert capsys.readouterr().out == "0-0 1-1\n0-0\n"
 
 
+def test_the_summary_line_counts_what_was_written(tmp_path, capsys):
+    # grow-diag of the two files above: 4 links in sentence 1 and 1 in sentence 2, said on stderr (text or json)
+    import json
+
+    f = write(tmp_path, "f", "0-0 1-1 2-1\n0-0\n")
+    r = write(tmp_path, "r", "0-0 1-1 1-2\n0-0\n")
+    assert main(["-m", "grow-diag", f, r]) == 0
+    assert capsys.readouterr().err == "align-symmetrize: 2 sentences, 5 links (grow-diag) -> standard output\n"
+    assert main(["-m", "grow-diag", f, r, "-o", str(tmp_path / "o"), "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().err)
+    assert got == {"sentences": 2, "links": 5, "method": "grow-diag", "output": str(tmp_path / "o")}
+
+
 def test_symmetrize_cli_errors(tmp_path, capsys):
     f = write(tmp_path, "f", "0-0\n0-0\n")
     r = write(tmp_path, "r", "0-0\n")
@@ -142,6 +155,7 @@ def test_usage_errors_exit_2(tmp_path, capsys):
 
 
 def _one_line_exit_1(capsys, argv, out, message):
+    capsys.readouterr()  # an earlier run's summary line
     assert main([*argv, "-o", str(out)]) == 1, argv
     err = capsys.readouterr().err
     assert err.startswith("align-symmetrize: ") and err.count("\n") == 1, err
@@ -157,6 +171,7 @@ def test_text_checks_link_files_against_the_sentences(tmp_path, capsys):
     out = tmp_path / "o.align"
     assert main([f, r, "-o", str(out)]) == 0  # nothing in two files of 2 lines proves them wrong: no text
     out.unlink()
+    capsys.readouterr()  # its summary line
     msg = r"f.align:1: sentence 1: link \(12, 12\) .* outside a sentence pair of 11 source and 9 target tokens"
     _one_line_exit_1(capsys, [f, r, "--text", text], out, msg)
     _one_line_exit_1(capsys, [r, f, "--text", text], out, r"f.align:1: sentence 1: link \(12, 12\)")
@@ -238,7 +253,7 @@ def _run_and_check(tmp_path, capsys, argv, ok):
         assert any(os.path.basename(p) in err for p in argv if os.path.sep in p), err
         assert not out.exists()
         return None
-    assert code == 0 and not err, err
+    assert code == 0 and err.count("\n") == 1 and " sentences, " in err, err  # the summary line only
     return [[tuple(map(int, x.split("-"))) for x in line.split()] for line in out.read_text().splitlines()]
 
 
