@@ -137,7 +137,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         _check_out(outs, args.overwrite)
         # the corpus and the teacher file first: a bad line is found before any folder or model
         pairs, corpus = read_corpus(args.input)
-        links = read_teacher(args.teacher_links, pairs) if args.teacher_links else None
+        links = read_teacher(args.teacher_links, pairs, corpus["sha256"]) if args.teacher_links else None
         with ExitStack() as stack:
             try:
                 for folder, _ in outs:

@@ -171,11 +171,22 @@ def train_layers(
     return {"pairs": len(pairs), "layers": [t[3] for t in trained], "teacher": teacher, "version": __version__}
 
 
-def read_teacher(path: str, pairs: list[tuple[list[str], list[str]]]) -> list[list[tuple[int, int]]]:
-    """The --teacher-links file: one line per pair, every link inside its pair's words (file:line otherwise)."""
+def read_teacher(
+    path: str, pairs: list[tuple[list[str], list[str]]], corpus_sha256: str | None = None
+) -> list[list[tuple[int, int]]]:
+    """The --teacher-links file: one line per pair, every link inside its pair's words (file:line otherwise); and,
+    where a run's ``manifest.json`` lies beside it, a run of this corpus (``corpus_sha256``: its lines' digest)."""
     from ..io.formats import read_alignments
     from ..io.inputs import InputError
+    from ..io.manifest import recorded_signature
 
+    read = (recorded_signature(os.path.dirname(os.path.abspath(path))) or {}).get("input")
+    recorded = read.get("sha256") if isinstance(read, dict) else None
+    if corpus_sha256 is not None and isinstance(recorded, str) and recorded != corpus_sha256:
+        raise InputError(
+            path, None, f"aligned another input (sha256 {recorded[:12]} by the manifest.json beside it); the corpus "
+            f"has sha256 {corpus_sha256[:12]}: give the links of this corpus",
+        )  # fmt: skip
     al = read_alignments(path)
     if len(al) != len(pairs):
         raise InputError(path, None, f"{len(al)} lines; expected {len(pairs)}, one per pair of the input")

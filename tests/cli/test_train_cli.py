@@ -283,3 +283,18 @@ def test_teacher_flags_that_cannot_apply_are_usage_errors(capsys, extra, message
     # found by argparse, before any file or model is read: exit 2
     assert train("--model", ENFR, "--input", "p.txt", *extra) == 2
     assert message in capsys.readouterr().err
+
+
+def test_teacher_links_of_another_corpus_are_refused_by_their_manifest(tmp_path, capsys):
+    # links that a run wrote for another corpus of as many lines fit every line's range: the manifest beside them
+    # (align-extract's) names the input they aligned
+    import json
+
+    (tmp_path / "p.txt").write_text("a b ||| c d\ne ||| f\n", encoding="utf-8")
+    (tmp_path / "t.align").write_text("0-0 1-1\n0-0\n", encoding="utf-8")
+    (tmp_path / "manifest.json").write_text(json.dumps({"signature": {"input": {"sha256": "ab" * 32, "lines": 2}}}))
+    code = train("--model", ENFR, "--input", str(tmp_path / "p.txt"), "--teacher-links", str(tmp_path / "t.align"),
+                 "--out", str(tmp_path / "a"))  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and "aligned another input (sha256 abababababab" in err and "t.align" in err
+    assert not (tmp_path / "a").exists()
