@@ -98,6 +98,24 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="lowercase the text for the models, as align-extract's --lowercase (the calibration records it)",
     )
+    _add_sentence_args(ap)
+    ap.add_argument(
+        "--alignment-layer",
+        metavar="DIR",
+        help="with --method learned: the model's trained alignment layer (default MODEL/alignment_layer/)",
+    )
+    ap.add_argument(
+        "--reverse-alignment-layer",
+        metavar="DIR",
+        help="with --method learned: the reverse model's (default REVERSE_MODEL/alignment_layer/)",
+    )
+    ap.add_argument("--format", choices=("text", "json"), default="text", help="the summary's format")
+    ap.add_argument("--progress", choices=("auto", "on", "off"), default="auto", help="a progress bar on stderr")
+    return ap
+
+
+def _add_sentence_args(ap: argparse.ArgumentParser) -> None:
+    """The flags of the sentence score's fit: its pairs, its model, the noise's seed and third language."""
     ap.add_argument("--seed", type=int, default=1, help="seed of the noisy pairs (the sentence model's negatives)")
     ap.add_argument(
         "--sentence-pairs",
@@ -124,18 +142,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="sentences of a language that is neither side's, one per line, words split by spaces: the "
         "'wrong-language' noise (a target in that language); without it that kind is left out",
     )
-    ap.add_argument(
-        "--alignment-layer",
-        metavar="DIR",
-        help="with --method learned: the model's trained alignment layer (default MODEL/alignment_layer/)",
-    )
-    ap.add_argument(
-        "--reverse-alignment-layer",
-        metavar="DIR",
-        help="with --method learned: the reverse model's (default REVERSE_MODEL/alignment_layer/)",
-    )
-    ap.add_argument("--format", choices=("text", "json"), default="text", help="the summary's format")
-    return ap
 
 
 def read_gold_pairs(args) -> tuple[list, Alignments, str, tuple[str, str] | None]:
@@ -319,12 +325,17 @@ def _main(argv: Sequence[str] | None = None) -> int:
             return 1
     name = aligner.settings(spec)[0][0]
     fit, held = fold_indices(len(pairs), args.fit_on)
-    models = _Models(aligner, spec, reverse, rspec, name, args.batch_size)
+    models = _Models(aligner, spec, reverse, rspec, name, args.batch_size, _bar(args, pairs, spairs, third))
     try:
         cal, mats, cells = _fit(args, models, pairs, gold, source, fit, spairs, third)
+        if models.bar is not None:  # a noisy copy equal to its pair is not scored: the count was an estimate
+            models.bar.total = models.bar.n
     except (ValueError, OSError) as e:  # CalibrationError (too few links), a word-map or length error: one line
         print(f"align-calibrate: {_one_line(e)}", file=sys.stderr)
         return 1
+    finally:
+        if models.bar is not None:
+            models.bar.close()
     from ..confidence.ece import expected_calibration_error
 
     def ece(ks: list[int]) -> float:
@@ -346,6 +357,20 @@ def _main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _bar(args: argparse.Namespace, pairs: list, spairs: list | None, third: list) -> Any:
+    """A progress bar over the pairs the models score (the gold's, the sentence pairs', their noisy copies; each
+    once per model), or None (--progress off, or auto and stderr not a terminal)."""
+    if not (args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())):
+        return None
+    from tqdm import tqdm
+
+    kinds = [k for k, kind in noise.KINDS.items() if third or "third-language" not in kind.needs]
+    base = spairs if spairs is not None else pairs  # the noisy copies are made of these (about one per kind)
+    per_model = len(pairs) + (len(spairs) if spairs is not None else 0) + len(base) * len(kinds)
+    total = per_model * (2 if args.reverse_model else 1)
+    return tqdm(total=total, desc="scoring pairs", unit="pair", file=sys.stderr, dynamic_ncols=True)
+
+
 @dataclass(frozen=True)
 class _Models:
     """The model, its spec, the reverse model and its spec (or None), the setting's file name, the batch size."""
@@ -356,6 +381,7 @@ class _Models:
     rspec: Any
     name: str
     batch_size: int
+    bar: Any = None  # a tqdm bar counting the pairs each model scored (--progress), or None
 
     def score(self, ps: Sequence, truncate: bool = False) -> list[ScoredPair]:
         """Each pair as the model (and the reverse model, the pair turned round) scored it; ``truncate``: a side
@@ -363,14 +389,12 @@ class _Models:
         from ..extraction.aligner import score_matrices  # torch: --help and --version work without it
         from ..extraction.run import fit_shape
 
-        bs = self.batch_size
-        fwd = score_matrices(self.aligner, self.spec, self.name, ps, bs, logprobs=True, truncate=truncate)
+        bs, tick = self.batch_size, (self.bar.update if self.bar is not None else None)
+        fwd = score_matrices(self.aligner, self.spec, self.name, ps, bs, True, truncate, tick)
         turned = [(t, s) for s, t in ps]
         rev: list[tuple[np.ndarray, ...] | None] = [None] * len(fwd)
         if self.reverse is not None:
-            rev = list(
-                score_matrices(self.reverse, self.rspec, self.name, turned, bs, logprobs=True, truncate=truncate)
-            )
+            rev = list(score_matrices(self.reverse, self.rspec, self.name, turned, bs, True, truncate, tick))
         out = []
         for f, r, (s, t) in zip(fwd, rev, ps):
             tl, sl = f[0].shape  # the words the forward model kept (all of them unless truncated)

@@ -7,7 +7,7 @@ live here. Links are 0-based ``(src_word, tgt_word)``; score matrices ``(tgt_wor
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -449,10 +449,12 @@ def score_matrices(
     batch_size: int,
     logprobs: bool = False,
     truncate: bool = False,
+    progress: Callable[[int], Any] | None = None,
 ) -> list[tuple[np.ndarray, ...]]:
     """(word scores (T, S), NULL mass (T,)) of setting ``name`` for every pair, in order; with ``logprobs``
     (word scores, NULL mass, the labels' forced-decoding log-probabilities (n_labels,)); ``truncate``: a side
-    longer than the model's positions loses words at its end (T, S count the words kept)."""
+    longer than the model's positions loses words at its end (T, S count the words kept); ``progress`` is called
+    with 1 for each pair scored."""
     from .engine import LOGPROBS
 
     if spec is None:
@@ -462,4 +464,6 @@ def score_matrices(
     for _, se, te, sc in aligner.score_items(items, spec, batch_size, truncate, logprobs):
         w = aligner.word_scores(se, te, sc, spec, null=True)[name]
         out.append((w[:, :-1], w[:, -1], sc[LOGPROBS]) if logprobs else (w[:, :-1], w[:, -1]))
+        if progress is not None:
+            progress(1)
     return out

@@ -548,3 +548,12 @@ def test_what_could_not_be_checked_is_said_not_passed_over(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "note: " in err
     assert "its direction could not be checked against test set hansards (en-fr)" in err
+
+
+def test_progress_on_shows_a_bar_that_ends_full(gold_pairs, tmp_path, capsys):
+    # the gold's pairs and their noisy copies, as the model scores them; the bar's estimate (copies equal to their
+    # pair are not scored) is set to what was scored at the end, so it ends at 100%
+    code = calibrate("--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--gold", str(gold_pairs / "gold.talp"),
+                     "--layer", "0", "-o", str(tmp_path / "c.json"), "--progress", "on")  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0 and "scoring pairs" in err and "100%" in err.replace("\r", "\n").splitlines()[-1]
