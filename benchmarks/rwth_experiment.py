@@ -32,10 +32,10 @@ from align.gold.testsets import shared_data_dir  # noqa: E402
 from align.io.formats import read_alignments  # noqa: E402
 from align.links.alignments import Alignments  # noqa: E402
 from align.links.symmetrize import symmetrize_corpus  # noqa: E402
-from eval.cli import plot_heatmap  # noqa: E402
 from eval.experiment import folds_of, held_out_choice, holm, load_gold, score_all  # noqa: E402
 from eval.grid import best, format_markdown, layer_rows, parse_name, summarize_heads  # noqa: E402
 from eval.metrics import bootstrap_ci, count_matches, paired_bootstrap, score_counts  # noqa: E402
+from eval.plot import plot_heatmap  # noqa: E402
 
 LAYER_METHODS = ("attn", "norm", "attn-res-ln", "attn-res-ln-ff", "alti", "alti-rollout", "value-zeroing")
 ALL_METHODS = list(LAYER_METHODS) + ["attn-head", "norm-head"]

@@ -39,10 +39,10 @@ from align.io.errors import AlignmentFormatError, LineCountError
 from align.io.formats import read_alignments
 from align.io.lines import strip_compression
 from align.io.softscores import SUFFIX as SCORES_SUFFIX, iter_scores_meta, quantize_scores
-from align.io.text import check_links_in_range, read_text_pairs
+from align.io.text import check_links_in_range, read_sentence_ids, read_text_pairs
 from align.links.alignments import Alignments
 
-from .cli import UsageError, _read_ids, add_format_args, add_testset_args, load_testset, parse_flags, signature
+from .cli import UsageError, add_format_args, add_testset_args, load_testset, parse_flags, signature
 from .metrics import count_matches, rates, score_counts
 from .provenance import check_hypothesis_set
 
@@ -347,7 +347,9 @@ def load(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     src_len = [len(s) for s, _ in pairs]
     tgt_len = [len(t) for _, t in pairs]
     ids = (
-        testset.ids if testset is not None else (_read_ids(args.naacl_ids) if args.naacl_ids else list(range(1, n + 1)))
+        testset.ids
+        if testset is not None
+        else (read_sentence_ids(args.naacl_ids) if args.naacl_ids else list(range(1, n + 1)))
     )
 
     def read(path: str, fmt: str, base: int | None, reverse: bool) -> Alignments:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..links.alignments import Alignments
 from .errors import AlignmentFormatError, LineCountError, LinkRangeError
-from .lines import display_name, iter_line_chunks
+from .lines import display_name, iter_line_chunks, read_lines
 
 
 def read_text_pairs(path: str) -> list[tuple[list[str], list[str]]]:
@@ -78,3 +78,25 @@ def check_links_in_range(
             f"src, tgt) is outside a sentence pair of {sl[i]} source and {tl[i]} "
             "target tokens; expected indices below the sentence lengths",
         )
+
+
+def read_sentence_ids(path: str) -> list[int]:
+    """The sentence numbers of a NAACL set, one per line (or a WPT ``<s snum=N>`` text), in file order;
+    AlignmentFormatError naming the file and line of one that is not a number, or a number given twice."""
+    lines = read_lines(path)
+    if lines and lines[0].lstrip().startswith("<s"):
+        ids = read_wpt_text(path)[0]
+    else:
+        ids = []
+        for i, line in enumerate(lines, 1):
+            if not re.fullmatch(r"[ \t]*[0-9]+[ \t]*", line):
+                raise AlignmentFormatError(path, i, f"found {line.strip()!r}; expected one sentence number")
+            ids.append(int(line))
+    seen: dict[int, int] = {}
+    for i, sid in enumerate(ids, 1):
+        if sid in seen:
+            raise AlignmentFormatError(
+                path, i, f"sentence number {sid} again (first on line {seen[sid]}); expected each sentence number once"
+            )
+        seen[sid] = i
+    return ids

@@ -27,9 +27,10 @@ from align.gold import testsets  # noqa: E402
 from align.gold.protocol import ProtocolError, protocol_of, read_training_text  # noqa: E402
 from align.io.atomic import write_text_atomic  # noqa: E402
 from align.io.formats import read_alignments, write_alignments  # noqa: E402
-from eval.cli import plot_heatmap, signature  # noqa: E402
+from eval.cli import signature  # noqa: E402
 from eval.grid import best as best_row, format_grid, layer_rows, parse_name, summarize_heads  # noqa: E402
 from eval.metrics import score_corpus  # noqa: E402
+from eval.plot import plot_heatmap  # noqa: E402
 from eval.view import build_page  # noqa: E402
 from fairseq_plugins.pipeline import binarize, generate_command, run_with_progress  # noqa: E402
 
