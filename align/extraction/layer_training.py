@@ -59,7 +59,9 @@ class TrainOptions:
 def teacher_blend(n_layers: int) -> str:
     """The teacher setting in each direction: the blend of the shipped defaults (a layer-0 AWI setting and the last
     layer's attention AWO, chosen on held-out halves, benchmarks/results/bidirectional_*.md)."""
-    return f"alti-awi-layer0+attn-awo-layer{n_layers - 1}"
+    from ..spec.setting import Blend, Setting
+
+    return Blend((Setting("alti", "awi", 0), Setting("attn", "awo", n_layers - 1))).name
 
 
 def read_corpus(path: str) -> tuple[list[tuple[list[str], list[str]]], dict[str, Any]]:
@@ -74,20 +76,20 @@ def read_corpus(path: str) -> tuple[list[tuple[list[str], list[str]]], dict[str,
 
 
 def _teacher_flags(opts: TrainOptions, dest: str | None, blend: str) -> Any:
-    from ..spec.setting import Blend
+    from ..spec.setting import Blend, parse
     from .plan import Flags
 
-    first = Blend.parse(blend).parts[0] if "+" in blend else None
-    method, layer, shift = (first.method, first.layer, first.shift) if first else _setting_of(blend)
+    named = parse(blend)  # the flags name one setting (a blend's first); --blend brings the blend whole
+    first = named.parts[0] if isinstance(named, Blend) else named
     return Flags(
         model=opts.model,
         input=opts.input,
         out=dest,
         overwrite=True,
-        methods=method,
-        layers=str(layer),
-        shifts=shift,
-        blend=blend if "+" in blend else None,
+        methods=first.method,
+        layers=str(first.layer),
+        shifts=first.shift,
+        blend=named.name if isinstance(named, Blend) else None,
         reverse_model=opts.reverse_model,
         combine=opts.combine if opts.reverse_model else None,
         batch_size=opts.batch_size,
@@ -100,13 +102,6 @@ def _teacher_flags(opts: TrainOptions, dest: str | None, blend: str) -> Any:
         trust_checkpoint=opts.trust_checkpoint,
         progress=opts.progress,
     )
-
-
-def _setting_of(name: str) -> tuple[str, int, str]:
-    from ..spec.setting import Setting
-
-    s = Setting.parse(name)
-    return s.method, s.layer, s.shift
 
 
 def train_layers(
