@@ -42,9 +42,10 @@ from align.io.softscores import SUFFIX as SCORES_SUFFIX, iter_scores_meta, quant
 from align.io.text import check_links_in_range, read_sentence_ids, read_text_pairs
 from align.links.alignments import Alignments
 
-from .cli import UsageError, add_format_args, add_testset_args, load_testset, parse_flags, signature
+from .cli import UsageError, add_format_args, add_testset_args, load_testset, parse_flags
 from .metrics import count_matches, rates, score_counts
 from .provenance import check_hypothesis_set
+from .scoring import EvalOptions, signature
 
 TEMPLATE = "view_template.html"
 """The page's HTML, CSS and JS (package data of ``eval``), with ``{{TITLE}}`` and ``{{DATA}}`` slots."""
@@ -381,10 +382,8 @@ def load(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
             raise LineCountError(
                 args.sentence_scores, None, f"{len(sent)} lines; expected {n}, one per pair of the text {text_name}"
             )
-    sig_args = argparse.Namespace(**vars(args), bootstrap=0, paired_bootstrap=0, seed=0)
-    if not args.naacl_ids:
-        sig_args.naacl_ids = None
-    sig = signature(sig_args, testset) if gold is not None else None
+    opts = EvalOptions.of(args, bootstrap=0, paired_bootstrap=0, seed=0, naacl_ids=args.naacl_ids or None)
+    sig = signature(opts, testset) if gold is not None else None
     title = (
         args.title
         if args.title is not None

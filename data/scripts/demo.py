@@ -27,10 +27,10 @@ from align.gold import testsets  # noqa: E402
 from align.gold.protocol import ProtocolError, protocol_of, read_training_text  # noqa: E402
 from align.io.atomic import write_text_atomic  # noqa: E402
 from align.io.formats import read_alignments, write_alignments  # noqa: E402
-from eval.cli import signature  # noqa: E402
 from eval.grid import best as best_row, format_grid, layer_rows, parse_name, summarize_heads  # noqa: E402
 from eval.metrics import score_corpus  # noqa: E402
 from eval.plot import plot_heatmap  # noqa: E402
+from eval.scoring import EvalOptions, signature  # noqa: E402
 from eval.view import build_page  # noqa: E402
 from fairseq_plugins.pipeline import binarize, generate_command, run_with_progress  # noqa: E402
 
@@ -317,22 +317,7 @@ def write_view(
     for r in chosen:
         hyps[r["hyp"].removesuffix(".align")] = read_alignments(os.path.join(dump, r["hyp"]))
         paths[r["hyp"].removesuffix(".align")] = os.path.join(dump, r["hyp"])
-    sig = signature(
-        argparse.Namespace(
-            gold_format="talp",
-            gold_base=None,
-            hyp_format="pharaoh",
-            hyp_base=None,
-            reverse_gold=False,
-            reverse_hyp=False,
-            all_sure=False,
-            naacl_ids=None,
-            bootstrap=0,
-            paired_bootstrap=0,
-            seed=0,
-        ),
-        ts,
-    )
+    sig = signature(EvalOptions(), ts)  # the set's gold against Pharaoh files, as written: the defaults
     page = build_page(
         pairs,
         hyps,

@@ -230,9 +230,9 @@ def test_gz_and_stdin_gold(tmp_path, capsys, monkeypatch):
 
 
 def test_many_hypotheses_in_groups(tmp_path, capsys, monkeypatch):
-    import eval.cli
+    import eval.scoring
 
-    monkeypatch.setattr(eval.cli, "HYP_GROUP", 2)  # the gold is read once per group of two
+    monkeypatch.setattr(eval.scoring, "HYP_GROUP", 2)  # the gold is read once per group of two
     g = write(tmp_path, "g.talp", GOLD5)
     hs = [write(tmp_path, f"h{i}.txt", HYP5 if i != 3 else "0-0\n" * 5) for i in range(5)]
     assert main([g, *hs, "--format", "json", "--paired-bootstrap", "20"]) == 0
