@@ -36,7 +36,7 @@ import json
 import math
 import os
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,8 +78,16 @@ REVERSE_FEATURES = tuple(f"rev_{name}" for name in CELL_FEATURES)
 SENTENCE_FEATURES = LINK_FEATURES
 """The sentence features of version 1 files (the link probabilities only; see :func:`sentence_features`)."""
 
-CORRUPTIONS = ("shuffled", "truncated", "appended")
-"""How the negatives of the sentence model are made from gold pairs (see :func:`corrupt`)."""
+_Pairs = Sequence[tuple[list[str], list[str]]]
+
+CORRUPTIONS: dict[str, Callable[[_Pairs, list[int]], list[tuple[list[str], list[str]]]]] = {
+    # each takes the pairs and, for each, another pair's index (never its own when there are two or more)
+    "shuffled": lambda pairs, other: [(s, pairs[other[i]][1]) for i, (s, _) in enumerate(pairs)],
+    "truncated": lambda pairs, other: [(s, t[: max(1, len(t) // 2)]) for s, t in pairs],
+    "appended": lambda pairs, other: [(s, t + pairs[other[i]][1]) for i, (s, t) in enumerate(pairs)],
+}
+"""How the negatives of the version-1 sentence model were made from gold pairs (see :func:`corrupt`; the noise kinds
+of :mod:`align.confidence.noise` replaced them)."""
 
 FORMAT = "norm-align/calibration"
 """The file's ``format`` field (its schema, bounds and versions: :mod:`align.confidence.schema`)."""
@@ -177,17 +185,13 @@ def corrupt(
 ) -> list[tuple[list[str], list[str]]]:
     """Corrupted copies of sentence pairs: ``shuffled`` (each target replaced by another pair's), ``truncated``
     (the target cut to its first half, at least one word) or ``appended`` (another pair's target appended)."""
+    if kind not in CORRUPTIONS:
+        raise ValueError(f"unknown corruption {kind!r}; valid: {', '.join(CORRUPTIONS)}")
     n = len(pairs)
     order = list(range(n))
     random.Random(seed).shuffle(order)
     other = [order[i] if order[i] != i or n == 1 else order[(i + 1) % n] for i in range(n)]
-    if kind == "shuffled":
-        return [(s, pairs[other[i]][1]) for i, (s, _) in enumerate(pairs)]
-    if kind == "truncated":
-        return [(s, t[: max(1, len(t) // 2)]) for s, t in pairs]
-    if kind == "appended":
-        return [(s, t + pairs[other[i]][1]) for i, (s, t) in enumerate(pairs)]
-    raise ValueError(f"unknown corruption {kind!r}; valid: {', '.join(CORRUPTIONS)}")
+    return CORRUPTIONS[kind](pairs, other)
 
 
 @dataclass

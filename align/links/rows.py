@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec.alignspec import SPECIALS, AlignSpec
+from ..spec.alignspec import LEVELS, SPECIALS, AlignSpec
 from ..spec.setting import SHIFTS
 from .decode import decode
 from .subwords import SPECIAL, aggregate_scores, n_words, subword_links_to_words
@@ -61,4 +61,4 @@ def token_scores_to_links(
         return tok_links
     if level == "word-any":
         return subword_links_to_words(tok_links, src_words[keep_s], tgt_words[keep_t])
-    raise ValueError(f"unknown level {level!r}; valid: word, subword, word-any")
+    raise ValueError(f"unknown level {level!r}; valid: {', '.join(LEVELS)}")
