@@ -18,7 +18,7 @@ from typing import Any
 from align import __version__
 from align.gold import testsets
 from align.io.console import console_main
-from align.io.errors import AlignmentFormatError
+from align.io.errors import AlignmentFormatError, UsageError
 from align.io.formats import FORMATS
 from align.io.lines import BLOCK_LINES
 
@@ -125,10 +125,6 @@ def load_testset(args: argparse.Namespace, file_flags: dict[str, Any] | None = N
         )
     testsets.get(name)  # an unknown name is a usage error (UnknownTestSetError), before any file is read
     return testsets.load(name, args.langs, args.testsets_dir, not args.no_verify)
-
-
-class UsageError(Exception):
-    """Arguments that contradict each other (exit 2)."""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -35,14 +35,14 @@ from align import __version__
 from align.gold import testsets
 from align.io.atomic import write_text_atomic
 from align.io.console import clean_text, console_main
-from align.io.errors import AlignmentFormatError, LineCountError
+from align.io.errors import AlignmentFormatError, LineCountError, UsageError
 from align.io.formats import read_alignments
 from align.io.lines import strip_compression
 from align.io.softscores import SUFFIX as SCORES_SUFFIX, iter_scores_meta, quantize_scores
 from align.io.text import check_links_in_range, read_sentence_ids, read_text_pairs
 from align.links.alignments import Alignments
 
-from .cli import UsageError, add_format_args, add_testset_args, load_testset, parse_flags
+from .cli import add_format_args, add_testset_args, load_testset, parse_flags
 from .metrics import count_matches, rates, score_counts
 from .provenance import check_hypothesis_set
 from .scoring import EvalOptions, signature

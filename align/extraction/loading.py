@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from ..io.errors import UsageError as UsageError  # the commands import it from here too
 from ..spec.alignspec import AlignSpec
 from ..spec.languages import compare as compare_languages
 from ..spec.signature import model_key
@@ -25,10 +26,6 @@ LOADERS = {
 
 class RunError(ValueError):
     """A model, file or setting that cannot be used: a command's exit 1, its message one line."""
-
-
-class UsageError(ValueError):
-    """Flags that do not fit (each other or the model): a command's exit 2, its message one line."""
 
 
 def one_line(e: BaseException) -> str:

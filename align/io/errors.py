@@ -18,3 +18,8 @@ class LineCountError(AlignmentFormatError):
 
 class LinkRangeError(AlignmentFormatError):
     """A link points outside its sentence, or below the file's index base."""
+
+
+class UsageError(ValueError):
+    """Flags that do not fit (each other, the files or the model): a command's exit 2, its message one line. The one
+    type every command raises and catches (it is a ValueError: catch it before ValueError)."""
