@@ -75,8 +75,8 @@ def _score_with_model(args: argparse.Namespace, dest: str) -> str:
 
     cal = read_run_calibration(args.calibration, METHODS)
     s = cal.setting
-    flags = Flags(
-        model=args.model,
+    flags = Flags.for_models_of(
+        args,
         input=args.input,
         out=dest,
         methods=s["method"],
@@ -85,18 +85,7 @@ def _score_with_model(args: argparse.Namespace, dest: str) -> str:
         heads=None if s["heads"] == "all" else ",".join(map(str, s["heads"])),
         level=s["level"],
         calibration=args.calibration,
-        reverse_model=args.reverse_model,
         sentence_scores=True,
-        batch_size=args.batch_size,
-        device=args.device,
-        dtype=args.dtype,
-        truncate=args.truncate,
-        lowercase=args.lowercase,
-        src_lang=args.src_lang,
-        tgt_lang=args.tgt_lang,
-        framework=args.framework,
-        trust_checkpoint=args.trust_checkpoint,
-        progress=args.progress,
     )
     checked = check_flags(flags, METHODS)
     with ExitStack() as stack:

@@ -81,8 +81,8 @@ def _teacher_flags(opts: TrainOptions, dest: str | None, blend: str) -> Any:
 
     named = parse(blend)  # the flags name one setting (a blend's first); --blend brings the blend whole
     first = named.parts[0] if isinstance(named, Blend) else named
-    return Flags(
-        model=opts.model,
+    return Flags.for_models_of(
+        opts,
         input=opts.input,
         out=dest,
         overwrite=True,
@@ -90,17 +90,7 @@ def _teacher_flags(opts: TrainOptions, dest: str | None, blend: str) -> Any:
         layers=str(first.layer),
         shifts=first.shift,
         blend=named.name if isinstance(named, Blend) else None,
-        reverse_model=opts.reverse_model,
         combine=opts.combine if opts.reverse_model else None,
-        batch_size=opts.batch_size,
-        device=opts.device,
-        truncate=opts.truncate,
-        lowercase=opts.lowercase,
-        src_lang=opts.src_lang,
-        tgt_lang=opts.tgt_lang,
-        framework=opts.framework,
-        trust_checkpoint=opts.trust_checkpoint,
-        progress=opts.progress,
     )
 
 

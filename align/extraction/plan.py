@@ -92,6 +92,17 @@ class Flags:
             raise TypeError(f"Flags has no field for {', '.join(extra)}")
         return cls(**dict(values))
 
+    @classmethod
+    def for_models_of(cls, opts: Any, **given: Any) -> Flags:
+        """Flags that run the models as ``opts`` asks (another command's options: its :data:`MODEL_FLAGS` it has)
+        on what ``given`` says (the input, the settings, the output)."""
+        return cls(**{k: getattr(opts, k) for k in MODEL_FLAGS if hasattr(opts, k)}, **given)
+
+
+MODEL_FLAGS = ("model", "reverse_model", "batch_size", "device", "dtype", "truncate", "lowercase", "src_lang",
+               "tgt_lang", "framework", "trust_checkpoint", "progress")  # fmt: skip
+"""The flags that say which models run and how they read the text, shared by the commands that run them."""
+
 
 @dataclass(frozen=True)
 class Checked:
