@@ -25,18 +25,17 @@ from typing import Any
 from .. import __version__
 from ..extraction.extras import missing_module
 from ..extraction.launch import LaunchError
-from ..extraction.loading import LOADERS, RunError, UsageError, framework_of, load_aligner, one_line
+from ..extraction.loading import LOADERS, RunError, UsageError, one_line
 from ..extraction.outputs import OutputExistsError, check_destination, clean_stale
-from ..extraction.plan import ExtractPlan, Flags, check_flags, parse_shard
+from ..extraction.plan import ExtractPlan, Flags, check_flags
 from ..extraction.prepare import build_plan
 from ..io.console import check_stdout_taken, console_main
-from ..io.inputs import InputError
 from ..spec.alignspec import LEVELS, SPECIALS
 from ..spec.setting import SHIFTS, base_name
 from ..spec.signature import short
 from .common import empty_flag, quiet_frameworks, run_naming_extras
 
-__all__ = ["InputError", "LOADERS", "build_parser", "framework_of", "load_aligner", "main", "parse_shard"]
+__all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:

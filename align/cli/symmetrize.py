@@ -30,7 +30,7 @@ from ..io.softscores import SUFFIX
 from ..links.combine import COMBINERS, DEFAULT_THRESHOLD, SOFT_DECODERS, check_combination, is_soft
 from ..links.symmetrize import SYMMETRIZERS, symmetrize_corpus
 
-__all__ = ["combine_score_files", "main"]
+__all__ = ["main"]
 
 
 def _is_scores_file(path: str) -> bool:
