@@ -383,18 +383,20 @@ class _Models:
     batch_size: int
     bar: Any = None  # a tqdm bar counting the pairs each model scored (--progress), or None
 
-    def score(self, ps: Sequence, truncate: bool = False) -> list[ScoredPair]:
-        """Each pair as the model (and the reverse model, the pair turned round) scored it; ``truncate``: a side
-        too long for a model loses words at its end (noisy copies: an appended one may outgrow the positions)."""
+    def score(self, ps: Sequence, names: Sequence[str], truncate: bool = False) -> list[ScoredPair]:
+        """Each pair as the model (and the reverse model, the pair turned round) scored it; ``names``: each pair's
+        name in errors (``file:line``); ``truncate``: a side too long for a model loses words at its end (noisy
+        copies: an appended one may outgrow the positions)."""
         from ..extraction.aligner import score_matrices  # torch: --help and --version work without it
         from ..extraction.run import fit_shape
 
         bs, tick = self.batch_size, (self.bar.update if self.bar is not None else None)
-        fwd = score_matrices(self.aligner, self.spec, self.name, ps, bs, True, truncate, tick)
+        fwd = score_matrices(self.aligner, self.spec, self.name, ps, bs, True, truncate, tick, names)
         turned = [(t, s) for s, t in ps]
         rev: list[tuple[np.ndarray, ...] | None] = [None] * len(fwd)
         if self.reverse is not None:
-            rev = list(score_matrices(self.reverse, self.rspec, self.name, turned, bs, True, truncate, tick))
+            rnames = [f"{n} (turned round for --reverse-model)" for n in names]
+            rev = list(score_matrices(self.reverse, self.rspec, self.name, turned, bs, True, truncate, tick, rnames))
         out = []
         for f, r, (s, t) in zip(fwd, rev, ps):
             tl, sl = f[0].shape  # the words the forward model kept (all of them unless truncated)
@@ -410,19 +412,26 @@ def _fit(
     """The calibration (cells on the gold sentences ``fit``; the sentence score on ``spairs``, or else on those
     sentences, against noisy copies of every kind), every gold sentence's matrices and gold cells."""
     kinds = [k for k, kind in noise.KINDS.items() if third or "third-language" not in kind.needs]
-    scored = models.score(pairs)
+    where = f"test set {args.test_set}" if args.test_set else args.input
+    names = [f"{where}:{k + 1}" for k in range(len(pairs))]  # errors name the file (or set) and line
+    scored = models.score(pairs, names)
     mats = [p.matrices for p in scored]
     if spairs is not None:
         fit_pairs = [(list(s), list(t)) for s, t in spairs]
-        positives = models.score(fit_pairs)
+        fit_names = [f"{args.sentence_pairs}:{k + 1}" for k in range(len(spairs))]
+        positives = models.score(fit_pairs, fit_names)
     else:
         fit_pairs = [(list(s), list(t)) for s, t in (pairs[k] for k in fit)]
+        fit_names = [names[k] for k in fit]
         positives = [scored[k] for k in fit]
     negatives, negative_kinds = [], []
-    sources = [p for p in fit_pairs if p[0] and p[1]]  # a pair with an empty side is no translation to spoil
+    # a pair with an empty side is no translation to spoil
+    kept = [(n, p) for n, p in zip(fit_names, fit_pairs) if p[0] and p[1]]
+    sources = [p for _, p in kept]
     for kind in kinds:  # a noisy copy equal to its pair (a one-word side cannot be cut) is not noise
-        noisy = [p for p, q in zip(noise.make(sources, kind, args.seed, third), sources) if p != q]
-        negatives += models.score(noisy, truncate=True) if noisy else []
+        made = zip(noise.make(sources, kind, args.seed, third), kept)
+        noisy = [(f"the {kind} copy of {n}", p) for p, (n, q) in made if p != q]
+        negatives += models.score([p for _, p in noisy], [n for n, _ in noisy], truncate=True) if noisy else []
         negative_kinds += [kind] * len(noisy)
     cells = [gold_cells(gold, k, *mats[k][0].shape) for k in range(len(pairs))]
     setting = {**calibration_setting(models.spec, args.method, args.layer, args.shift), **model_reading(models.aligner)}

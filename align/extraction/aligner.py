@@ -450,16 +450,18 @@ def score_matrices(
     logprobs: bool = False,
     truncate: bool = False,
     progress: Callable[[int], Any] | None = None,
+    names: Sequence[str] | None = None,
 ) -> list[tuple[np.ndarray, ...]]:
     """(word scores (T, S), NULL mass (T,)) of setting ``name`` for every pair, in order; with ``logprobs``
     (word scores, NULL mass, the labels' forced-decoding log-probabilities (n_labels,)); ``truncate``: a side
     longer than the model's positions loses words at its end (T, S count the words kept); ``progress`` is called
-    with 1 for each pair scored."""
+    with 1 for each pair scored; ``names``: each pair's name in errors (``file:line``; default ``sentence K``)."""
     from .engine import LOGPROBS
 
     if spec is None:
         raise ValueError("score_matrices needs the spec of the setting")
-    items = [(f"sentence {k + 1}", s, t) for k, (s, t) in enumerate(pairs)]
+    names = list(names) if names is not None else [f"sentence {k + 1}" for k in range(len(pairs))]
+    items = [(name, s, t) for name, (s, t) in zip(names, pairs)]
     out: list[tuple[np.ndarray, ...]] = []
     for _, se, te, sc in aligner.score_items(items, spec, batch_size, truncate, logprobs):
         w = aligner.word_scores(se, te, sc, spec, null=True)[name]

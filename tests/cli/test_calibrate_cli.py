@@ -557,3 +557,17 @@ def test_progress_on_shows_a_bar_that_ends_full(gold_pairs, tmp_path, capsys):
                      "--layer", "0", "-o", str(tmp_path / "c.json"), "--progress", "on")  # fmt: skip
     err = capsys.readouterr().err
     assert code == 0 and "scoring pairs" in err and "100%" in err.replace("\r", "\n").splitlines()[-1]
+
+
+def test_a_pair_the_model_cannot_read_is_named_by_file_and_line(gold_pairs, tmp_path, capsys):
+    # a word SentencePiece leaves no piece for (U+200B) on line 2 of --sentence-pairs: the error names that file and
+    # line, not "sentence 2" of nothing in particular
+    lines = (gold_pairs / "pairs.txt").read_text(encoding="utf-8").splitlines()[:5]
+    lines[1] = "the \u200b house ||| la maison"
+    spairs = tmp_path / "held.txt"
+    spairs.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    code = calibrate("--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--gold", str(gold_pairs / "gold.talp"),
+                     "--layer", "0", "-o", str(tmp_path / "c.json"), "--sentence-pairs", str(spairs))  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and f"{spairs}:2: source: SentencePiece leaves no piece" in err, err
+    assert not (tmp_path / "c.json").exists()
