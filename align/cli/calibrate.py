@@ -152,7 +152,7 @@ def read_gold_pairs(args) -> tuple[list, Alignments, str, tuple[str, str] | None
         return list(zip(ts.src, ts.tgt)), ts.gold, ts.signature(), ts.langs
     pairs = read_text_pairs(args.input)
     gold = read_alignments(args.gold, args.gold_format, reverse=args.reverse_gold)
-    check_links_in_range(gold, [len(s) for s, _ in pairs], [len(t) for _, t in pairs], args.gold)
+    check_links_in_range(gold, [len(s) for s, _ in pairs], [len(t) for _, t in pairs], args.gold, args.input)
     return pairs, gold, f"{args.gold} / {args.input}", None
 
 
@@ -310,10 +310,12 @@ def _main(argv: Sequence[str] | None = None) -> int:
         print(f"align-calibrate: {e}", file=sys.stderr)
         return 1
     try:
+        which = args.model
         spec = aligner.spec([args.method], [args.layer], [args.shift])
+        which = f"--reverse-model {args.reverse_model}"
         rspec = reverse.spec([args.method], [args.layer], [args.shift]) if reverse else None
     except ValueError as e:
-        ap.error(str(e))
+        ap.error(f"{which}: {e}")  # a layer or method this model lacks: the model is named
     from ..extraction.direction import turned_round
 
     # the files' direction asked of the model (a named set's was checked against the model's languages): a

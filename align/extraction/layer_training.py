@@ -125,9 +125,11 @@ def train_layers(
         n_layers = aligner.n_layers
         layer = n_layers // 2 if opts.layer is None else opts.layer
         if not 0 <= layer < n_layers:
-            raise UsageError(f"--layer {layer}: the decoder has layers 0..{n_layers - 1}")
+            raise UsageError(f"--layer {layer}: {opts.model}'s decoder has layers 0..{n_layers - 1}")
         if reverse is not None and not 0 <= layer < reverse.n_layers:
-            raise UsageError(f"--layer {layer}: the reverse model's decoder has layers 0..{reverse.n_layers - 1}")
+            raise UsageError(
+                f"--layer {layer}: the reverse model {opts.reverse_model}'s decoder has layers 0..{reverse.n_layers - 1}"
+            )
         blend = opts.teacher or teacher_blend(min(n_layers, reverse.n_layers if reverse else n_layers))
         todo = [(aligner, outs[0][0], False)] + ([(reverse, outs[1][0], True)] if reverse is not None else [])
         # every pair through both models' tokenizers first: a line they cannot read (a word SentencePiece leaves

@@ -255,6 +255,7 @@ def _tagged(k: int, path: str, f: IO[bytes]) -> Iterator[tuple[int, int, str, in
 
 def _merge_file(paths: dict[int, str], name: str, total: int, out: str) -> None:
     """Stream the shards' ``name`` files into ``out`` by ascending id (a k-way merge)."""
+    folder = os.path.dirname(paths[min(paths)]) if paths else "."  # the run's folder, for errors
     handles = []
     try:
         streams = []
@@ -275,13 +276,19 @@ def _merge_file(paths: dict[int, str], name: str, total: int, out: str) -> None:
                         raise ShardError(
                             f"{where}:{n}: sentence {i} is in another shard too; expected each sentence in one shard"
                         )
-                    raise ShardError(f"{name}: sentence {expected} is in no shard (the next is {i} in {where}:{n})")
+                    raise ShardError(
+                        f"{name} of the shards in {folder}: sentence {expected} is in no shard (the next is {i} in "
+                        f"{where}:{n})"
+                    )
                 if i >= total:
                     raise ShardError(f"{os.path.join(paths[k], name)}:{n}: sentence {i}; the input has {total}")
                 w.write(payload + "\n")
                 expected += 1
         if expected != total:
-            raise ShardError(f"{name}: the shards hold {expected} of {total} sentences (missing from {expected} on)")
+            raise ShardError(
+                f"{name} of the shards in {folder}: they hold {expected} of {total} sentences (missing from "
+                f"{expected} on)"
+            )
     finally:
         for f in handles:
             f.close()

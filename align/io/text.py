@@ -56,13 +56,15 @@ def read_wpt_text(path: str) -> tuple[list[int], list[list[str]]]:
 
 
 def check_links_in_range(
-    alignments: Alignments, src_lengths: Sequence[int], tgt_lengths: Sequence[int], path: str
+    alignments: Alignments, src_lengths: Sequence[int], tgt_lengths: Sequence[int], path: str, text: str = ""
 ) -> None:
     """Raise LinkRangeError naming the first sentence (its line, for one-line-per-sentence formats)
-    whose link lies outside it."""
+    whose link lies outside it; LineCountError when the counts differ (``text``: the text's name, for it)."""
     if len(src_lengths) != len(alignments) or len(tgt_lengths) != len(alignments):
         raise LineCountError(
-            path, None, f"{len(alignments)} alignment lines but {len(src_lengths)} sentence pairs in the text"
+            path,
+            None,
+            f"{len(alignments)} alignment lines but {len(src_lengths)} sentence pairs in the text{f' {text}' if text else ''}",
         )
     sent = alignments.sentence_ids()
     sl = np.asarray(src_lengths, dtype=np.int64)[sent]

@@ -571,3 +571,10 @@ def test_a_pair_the_model_cannot_read_is_named_by_file_and_line(gold_pairs, tmp_
     err = capsys.readouterr().err
     assert code == 1 and f"{spairs}:2: source: SentencePiece leaves no piece" in err, err
     assert not (tmp_path / "c.json").exists()
+
+
+def test_a_layer_the_model_lacks_names_the_model(gold_pairs, tmp_path, capsys):
+    code = calibrate("--model", MODEL, "--input", str(gold_pairs / "pairs.txt"), "--gold", str(gold_pairs / "gold.talp"),
+                     "--layer", "9", "-o", str(tmp_path / "c.json"))  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and f"align-calibrate: error: {MODEL}: " in err and "9" in err.splitlines()[-1], err

@@ -92,7 +92,9 @@ def test_missing_shard_names_the_folder(tmp_path):
 def test_gap_duplicate_and_cut_file_are_refused(tmp_path):
     _three(tmp_path)
     (tmp_path / "shard-1-of-3" / "b.align").write_text("1\t1-1\n")  # sentence 4 lost
-    with pytest.raises(ShardError, match=r"b.align: the shards hold 4 of 5 sentences \(missing from 4 on\)"):
+    with pytest.raises(
+        ShardError, match=r"b.align of the shards in .+: they hold 4 of 5 sentences \(missing from 4 on\)"
+    ):
         merge(str(tmp_path))
     (tmp_path / "shard-1-of-3" / "b.align").write_text("1\t1-1\n4\t4-4")  # no final newline: cut short
     with pytest.raises(ShardError, match=r"shard-1-of-3/b.align:2: the last line has no newline"):
