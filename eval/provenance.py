@@ -9,9 +9,11 @@ at best a "link outside its sentence" error that names the wrong cause. A file w
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 from align.io.errors import AlignmentFormatError
+from align.io.lines import BLOCK_LINES, LineReader
 from align.io.manifest import recorded_signature
 
 
@@ -49,4 +51,31 @@ def check_hypothesis_set(hyp: str, name: str, pair: str, reversed_hyp: bool = Fa
         raise AlignmentFormatError(
             hyp, None, f"aligned test set {name} as {run_pair} by its manifest.json; scored as {pair}: give "
             f"-l {run_pair} (the gold turned to the file's direction)",
+        )  # fmt: skip
+
+
+def lines_sha256(path: str) -> str:
+    """sha256 of a file's lines as read (decompressed, newlines kept, a BOM dropped): the digest ``align-extract``
+    records of its input (``align.io.inputs.PairReader``)."""
+    digest = hashlib.sha256()
+    with LineReader(path) as reader:
+        while True:
+            block = reader.take(BLOCK_LINES)
+            for raw in block:
+                digest.update(raw)
+            if len(block) < BLOCK_LINES:
+                return digest.hexdigest()
+
+
+def check_run_input(path: str, text: str, text_sha256: str) -> None:
+    """AlignmentFormatError naming ``path`` when the run that wrote it (its ``manifest.json``) read another input
+    than the text file ``text`` (``text_sha256``: :func:`lines_sha256` of it); nothing to compare without one."""
+    if path == "-":
+        return
+    read = (recorded_signature(os.path.dirname(os.path.abspath(path))) or {}).get("input")
+    recorded = read.get("sha256") if isinstance(read, dict) else None
+    if isinstance(recorded, str) and recorded != text_sha256:
+        raise AlignmentFormatError(
+            path, None, f"made from another input (sha256 {recorded[:12]} by its manifest.json); the text {text} has "
+            f"sha256 {text_sha256[:12]}: give the files of this text",
         )  # fmt: skip

@@ -44,7 +44,7 @@ from align.links.alignments import Alignments
 
 from .cli import add_format_args, add_testset_args, load_testset, parse_flags
 from .metrics import count_matches, rates, score_counts
-from .provenance import check_hypothesis_set
+from .provenance import check_hypothesis_set, check_run_input, lines_sha256
 from .scoring import EvalOptions, signature
 
 TEMPLATE = "view_template.html"
@@ -371,6 +371,11 @@ def load(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
             check_hypothesis_set(path, testset.name, testset.pair, args.reverse_hyp)
         for path in [*score_paths.values(), *([args.sentence_scores] if args.sentence_scores else [])]:
             check_hypothesis_set(path, testset.name, testset.pair)
+    elif args.text != "-" and os.path.isfile(args.text):  # a run's file of another text of as many lines
+        digest = lines_sha256(args.text)
+        for path in [*hyp_paths.values(), *score_paths.values(), args.sentence_scores]:
+            if path:
+                check_run_input(path, args.text, digest)
     hyps = {name: read(path, args.hyp_format, args.hyp_base, args.reverse_hyp) for name, path in hyp_paths.items()}
     soft = {name: _read_soft(path, pairs, text_name) for name, path in score_paths.items()}
     sent = None

@@ -58,3 +58,34 @@ def test_align_eval_refuses_a_run_of_the_other_direction(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and other in err and "give -l fr-en" in err
     assert eval_main(["-t", "hansards", "-l", "fr-en", other]) == 0
+
+
+def test_the_text_digest_is_the_one_align_extract_records(tmp_path):
+    # a BOM, a CRLF line and a last line without newline: the digest is PairReader's (the manifest's input.sha256)
+    from align.io.inputs import PairReader
+    from eval.provenance import lines_sha256
+
+    text = tmp_path / "t.txt"
+    text.write_bytes(b"\xef\xbb\xbfa b ||| c d\r\ne ||| f\ng ||| h")
+    reader = PairReader(str(text))
+    assert len(list(reader)) == 3 and lines_sha256(str(text)) == reader.sha256
+
+
+def test_align_view_refuses_a_run_of_another_text(tmp_path, capsys):
+    # the text has as many lines as the run's input, but another digest: the links would be shown on other words
+    from eval.provenance import lines_sha256
+    from eval.view import main as view_main
+
+    text = tmp_path / "t.txt"
+    text.write_text("a b ||| c d\ne ||| f\n")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "x.align").write_text("0-0\n0-0\n")
+    man = {"signature": {"input": {"sha256": "ab" * 32, "lines": 2}}}
+    (run / "manifest.json").write_text(json.dumps(man))
+    assert view_main([str(text), str(run / "x.align"), "-o", str(tmp_path / "v.html")]) == 1
+    err = capsys.readouterr().err
+    assert "made from another input (sha256 abababababab" in err and not (tmp_path / "v.html").exists()
+    man["signature"]["input"]["sha256"] = lines_sha256(str(text))  # the run of this text: shown
+    (run / "manifest.json").write_text(json.dumps(man))
+    assert view_main([str(text), str(run / "x.align"), "-o", str(tmp_path / "v.html")]) == 0
