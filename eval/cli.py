@@ -45,12 +45,9 @@ def _seed(text: str) -> int:
     return n
 
 
-def parse_flags(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace | int:
-    """The parsed flags, or the exit status argparse ended with: 0 after --help, 2 for a usage error."""
-    try:
-        return parser.parse_intermixed_args(argv)  # GOLD -l fr-en HYP: positionals on both sides of a flag
-    except SystemExit as e:
-        return 0 if e.code in (0, None) else 2
+def parse_flags(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The parsed flags (argparse's exits, --help 0 and usage 2, are returned by ``console_main``)."""
+    return parser.parse_intermixed_args(argv)  # GOLD -l fr-en HYP: positionals on both sides of a flag
 
 
 def add_format_args(p: argparse.ArgumentParser) -> None:
@@ -250,8 +247,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point of ``align-eval``."""
     parser = build_parser()
     args = parse_flags(parser, argv)
-    if isinstance(args, int):
-        return args
     if args.list:
         rows = testsets.listing(args.testsets_dir)
         print(json.dumps(rows, indent=1) if args.out_format == "json" else testsets.format_listing(rows))

@@ -10,20 +10,16 @@ at best a "link outside its sentence" error that names the wrong cause. A file w
 from __future__ import annotations
 
 import hashlib
-import os
 
 from align.io.errors import AlignmentFormatError
 from align.io.lines import BLOCK_LINES, LineReader
-from align.io.manifest import recorded_signature
+from align.io.manifest import recorded_input
 
 
 def recorded_test_set(hyp: str) -> tuple[str, str] | None:
     """``(name, SRC-TGT)`` of the named test set the run that wrote ``hyp`` aligned, from the ``manifest.json``
     beside it; None when there is none to read (no manifest, a file input, standard input)."""
-    if hyp == "-":
-        return None
-    sig = recorded_signature(os.path.dirname(os.path.abspath(hyp)))
-    recorded = ((sig or {}).get("input") or {}).get("test_set") if isinstance((sig or {}).get("input"), dict) else None
+    recorded = recorded_input(hyp).get("test_set")
     if not isinstance(recorded, str):
         return None
     fields = dict(part.split(":", 1) for part in recorded.split("|") if ":" in part)
@@ -70,10 +66,7 @@ def lines_sha256(path: str) -> str:
 def check_run_input(path: str, text: str, text_sha256: str) -> None:
     """AlignmentFormatError naming ``path`` when the run that wrote it (its ``manifest.json``) read another input
     than the text file ``text`` (``text_sha256``: :func:`lines_sha256` of it); nothing to compare without one."""
-    if path == "-":
-        return
-    read = (recorded_signature(os.path.dirname(os.path.abspath(path))) or {}).get("input")
-    recorded = read.get("sha256") if isinstance(read, dict) else None
+    recorded = recorded_input(path).get("sha256")
     if isinstance(recorded, str) and recorded != text_sha256:
         raise AlignmentFormatError(
             path, None, f"made from another input (sha256 {recorded[:12]} by its manifest.json); the text {text} has "

@@ -419,8 +419,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point of ``align-view``."""
     parser = build_parser()
     args = parse_flags(parser, argv)
-    if isinstance(args, int):
-        return args
     try:
         split_files(args)
         page, summary = load(args)

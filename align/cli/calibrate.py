@@ -359,6 +359,12 @@ def _main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _noise_kinds(third: list[list[str]]) -> list[str]:
+    """The kinds of noise the sentence score is fitted against: every one, but those that need a third language
+    without ``--third-language``."""
+    return [k for k, kind in noise.KINDS.items() if third or "third-language" not in kind.needs]
+
+
 def _bar(args: argparse.Namespace, pairs: list, spairs: list | None, third: list) -> Any:
     """A progress bar over the pairs the models score (the gold's, the sentence pairs', their noisy copies; each
     once per model), or None (--progress off, or auto and stderr not a terminal)."""
@@ -366,7 +372,7 @@ def _bar(args: argparse.Namespace, pairs: list, spairs: list | None, third: list
         return None
     from tqdm import tqdm
 
-    kinds = [k for k, kind in noise.KINDS.items() if third or "third-language" not in kind.needs]
+    kinds = _noise_kinds(third)
     base = spairs if spairs is not None else pairs  # the noisy copies are made of these (about one per kind)
     per_model = len(pairs) + (len(spairs) if spairs is not None else 0) + len(base) * len(kinds)
     total = per_model * (2 if args.reverse_model else 1)
@@ -413,7 +419,7 @@ def _fit(
 ) -> tuple[Any, list, list]:  # fmt: skip
     """The calibration (cells on the gold sentences ``fit``; the sentence score on ``spairs``, or else on those
     sentences, against noisy copies of every kind), every gold sentence's matrices and gold cells."""
-    kinds = [k for k, kind in noise.KINDS.items() if third or "third-language" not in kind.needs]
+    kinds = _noise_kinds(third)
     where = f"test set {args.test_set}" if args.test_set else args.input
     names = [f"{where}:{k + 1}" for k in range(len(pairs))]  # errors name the file (or set) and line
     scored = models.score(pairs, names)

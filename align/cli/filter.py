@@ -100,14 +100,10 @@ def _check_scored_input(scores_path: str, input_sha256: str, input_path: str) ->
     """AlignmentFormatError when the run that wrote the scores (its ``manifest.json`` beside them, where there is
     one) read another input than ``input_path`` (its lines' sha256): scores of another corpus of as many lines
     would otherwise split this one by them."""
-    from ..io.manifest import MANIFEST, recorded_signature
+    from ..io.manifest import MANIFEST, recorded_input
 
-    if scores_path == "-":
-        return
-    folder = os.path.dirname(os.path.abspath(scores_path))
-    manifest = os.path.join(folder, MANIFEST)
-    read = (recorded_signature(folder) or {}).get("input")
-    recorded = read.get("sha256") if isinstance(read, dict) else None  # not a run's manifest: nothing to compare
+    manifest = os.path.join(os.path.dirname(os.path.abspath(scores_path)), MANIFEST)
+    recorded = recorded_input(scores_path).get("sha256")  # none: nothing to compare
     if isinstance(recorded, str) and recorded != input_sha256:
         raise AlignmentFormatError(
             display_name(scores_path), None, f"scored on another input (sha256 {recorded[:12]} in {manifest}); "

@@ -115,11 +115,8 @@ def _check_usage(p: argparse.ArgumentParser, args: argparse.Namespace) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point of ``align-symmetrize``."""
     p = _parser()
-    try:
-        args = p.parse_args(argv)
-        scores = _check_usage(p, args)
-    except SystemExit as e:
-        return 0 if e.code in (0, None) else 2
+    args = p.parse_args(argv)  # argparse's exits (--help 0, usage 2) are returned by console_main
+    scores = _check_usage(p, args)
     try:
         if scores:
             threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold

@@ -176,8 +176,8 @@ class FairseqAdapter(Adapter):
         # the real target positions only (B x T -> N rows): the projection and the logsumexp over the vocabulary
         # are the cost of a sentence score, and a padded position's would be thrown away
         mask = batch.tgt_mask
-        logits = model.decoder.output_layer(feats[mask])  # (N, V)
-        got = label_logprobs(logits, labels[mask], torch.ones_like(labels[mask], dtype=torch.bool), normalized=False)
+        logits, real = model.decoder.output_layer(feats[mask]), labels[mask]  # (N, V), (N,)
+        got = label_logprobs(logits, real, torch.ones_like(real, dtype=torch.bool), normalized=False)
         return got.new_zeros(labels.shape).masked_scatter(mask, got)
 
 

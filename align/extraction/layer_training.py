@@ -165,10 +165,9 @@ def read_teacher(
     where a run's ``manifest.json`` lies beside it, a run of this corpus (``corpus_sha256``: its lines' digest)."""
     from ..io.formats import read_alignments
     from ..io.inputs import InputError
-    from ..io.manifest import recorded_signature
+    from ..io.manifest import recorded_input
 
-    read = (recorded_signature(os.path.dirname(os.path.abspath(path))) or {}).get("input")
-    recorded = read.get("sha256") if isinstance(read, dict) else None
+    recorded = recorded_input(path).get("sha256")
     if corpus_sha256 is not None and isinstance(recorded, str) and recorded != corpus_sha256:
         raise InputError(
             path, None, f"aligned another input (sha256 {recorded[:12]} by the manifest.json beside it); the corpus "

@@ -20,3 +20,12 @@ def recorded_signature(folder: str) -> dict[str, Any] | None:
         return None
     sig = man.get("signature") if isinstance(man, dict) else None
     return sig if isinstance(sig, dict) else None
+
+
+def recorded_input(path: str) -> dict[str, Any]:
+    """What the run that wrote the file ``path`` recorded of its input (``sha256``, ``lines``, ``test_set``), from
+    the ``manifest.json`` beside it; empty when there is none to read (standard input, no manifest, not a run's)."""
+    if path == "-":
+        return {}
+    read = (recorded_signature(os.path.dirname(os.path.abspath(path))) or {}).get("input")
+    return read if isinstance(read, dict) else {}
